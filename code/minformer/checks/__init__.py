@@ -1,0 +1,12 @@
+"""Checkers for the book's code exercises.
+
+A checker runs the reader's function on a handful of cases, edge cases included, and either
+prints one short success line or raises ``AssertionError`` whose message says in plain words what
+is wrong and where to look. One module per topic; every checker is re-exported here, so a
+notebook writes ``from minformer.checks import check_softmax``.
+"""
+
+from ._core import CheckFailed, passed
+from .attention import check_attention, check_softmax
+
+__all__ = ["CheckFailed", "passed", "check_softmax", "check_attention"]

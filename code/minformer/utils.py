@@ -1,0 +1,96 @@
+"""Small helpers every chapter uses: seeds, the device, a timer, and where the data lives."""
+
+import os
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+DATA_ENV_VAR = "MINFORMER_DATA"
+
+
+def seed_everything(seed: int = 0) -> None:
+    """Seed Python's, NumPy's and PyTorch's (CPU and CUDA) random generators with ``seed``."""
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+def pick_device(prefer: str | None = None) -> torch.device:
+    """The fastest device here: CUDA, then Apple's MPS, then the CPU.
+
+    ``prefer`` ("cpu", "cuda", "mps") forces one; asking for one that is absent is an error.
+    """
+    available = {
+        "cuda": torch.cuda.is_available(),
+        "mps": getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available(),
+        "cpu": True,
+    }
+    if prefer is not None:
+        if prefer not in available:
+            raise ValueError(f"unknown device {prefer!r}; choose one of {sorted(available)}")
+        if not available[prefer]:
+            raise ValueError(f"device {prefer!r} is not available on this machine")
+        return torch.device(prefer)
+    for name in ("cuda", "mps", "cpu"):
+        if available[name]:
+            return torch.device(name)
+
+
+class Timer:
+    """Wall-clock timer: ``with Timer() as t: ...`` then ``t.seconds``.
+
+    ``t.seconds`` reads the running time inside the block and the final time after it.
+    """
+
+    def __init__(self):
+        self.start = None
+        self.end = None
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+        self.end = None
+        return self
+
+    def __exit__(self, *exc):
+        self.end = time.perf_counter()
+        return False
+
+    @property
+    def seconds(self) -> float:
+        if self.start is None:
+            raise RuntimeError("Timer was never started: use it as `with Timer() as t:`")
+        return (self.end if self.end is not None else time.perf_counter()) - self.start
+
+    def __repr__(self):
+        return f"Timer({self.seconds:.3f} s)" if self.start is not None else "Timer(not started)"
+
+
+def data_dir() -> Path:
+    """The book's ``data/`` folder.
+
+    Looked for, in order: the folder named by the environment variable ``MINFORMER_DATA``; the
+    ``data/`` folder of the repository this package was installed from (``code/minformer`` →
+    ``data``). A folder that is not there raises ``FileNotFoundError`` saying where we looked.
+    """
+    override = os.environ.get(DATA_ENV_VAR)
+    if override:
+        path = Path(override).expanduser()
+        if not path.is_dir():
+            raise FileNotFoundError(
+                f"{DATA_ENV_VAR}={override!r} is not a folder. Point it at the book's data/ "
+                f"folder, or unset it to use the data/ folder of the repository."
+            )
+        return path.resolve()
+    repo_data = Path(__file__).resolve().parents[2] / "data"
+    if repo_data.is_dir():
+        return repo_data
+    raise FileNotFoundError(
+        f"could not find the book's data folder: looked at {repo_data} (the repository's data/, "
+        f"next to code/). Install minformer from a clone of the book's repository "
+        f"(`pip install -e .` in the clone), or set {DATA_ENV_VAR} to the folder holding the data."
+    )
