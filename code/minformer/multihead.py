@@ -1,0 +1,221 @@
+"""Multi-head attention: h scaled dot-product attentions side by side, each on its own learned
+projections of size d_head = d_model / h, concatenated and mixed by an output projection.
+
+Two versions compute the same function:
+
+- :class:`MultiHeadAttentionLoop` — the teaching version: a list of heads, each with its own
+  W_Q, W_K, W_V, run one after the other in a Python loop and concatenated.
+- :class:`MultiHeadAttention` — the fused version used everywhere else: all heads' projections in
+  one matrix, heads split by a reshape, one batched attention call.
+
+Parameters follow ``nn.MultiheadAttention`` exactly (``in_proj_weight`` (3·d_model, d_model),
+``in_proj_bias``, ``out_proj``), so ``ours.load_state_dict(theirs.state_dict())`` copies weights
+from PyTorch's module and ``theirs.load_state_dict(ours.state_dict())`` copies them back.
+PyTorch stores a linear map as y = x Wᵀ + b, so in the book's notation (Q = X W_Q, W_Q of shape
+(d_model, d_model)) W_Q = in_proj_weight[:d_model].T, W_K = in_proj_weight[d_model:2·d_model].T,
+W_V = in_proj_weight[2·d_model:].T; head i uses columns i·d_head … (i+1)·d_head - 1 of each.
+
+Masks are bool, True = may attend (see :mod:`minformer.masks`), broadcastable to
+(batch, heads, t_q, t_k). Padding goes in the same ``mask`` (``padding_mask(...)``,
+(batch, 1, 1, t_k)), combined with a causal mask by ``&``. There is no separate
+``key_padding_mask`` argument: PyTorch's has the opposite convention (True = padding) and
+mixing the two is a classic bug.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .attention import _check_bool_mask, _masked_softmax, scaled_dot_product_attention
+
+
+def _check_heads(d_model: int, n_heads: int) -> int:
+    for name, v in (("d_model", d_model), ("n_heads", n_heads)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int; got {v!r}")
+    if d_model % n_heads != 0:
+        raise ValueError(
+            f"d_model={d_model} is not divisible by n_heads={n_heads}: each head gets "
+            f"d_head = d_model / n_heads features, which must be a whole number"
+        )
+    return d_model // n_heads
+
+
+def _check_inputs(x_q, x_kv, d_model: int):
+    """Inputs are (batch, t, d_model), or (t, d_model) for one unbatched sequence."""
+    for name, x in (("x_q", x_q), ("x_kv", x_kv)):
+        if not isinstance(x, torch.Tensor):
+            raise ValueError(f"{name} must be a torch tensor; got {type(x).__name__}")
+        if x.ndim not in (2, 3) or x.shape[-1] != d_model:
+            raise ValueError(
+                f"{name} must be (batch, t, d_model={d_model}) or (t, d_model); "
+                f"got shape {tuple(x.shape)}"
+            )
+        if x.shape[-2] == 0:
+            raise ValueError(f"empty sequence: {name} has shape {tuple(x.shape)} (t = 0)")
+    if x_q.ndim != x_kv.ndim or (x_q.ndim == 3 and x_q.shape[0] != x_kv.shape[0]):
+        raise ValueError(
+            f"x_q and x_kv must have the same batch size: x_q {tuple(x_q.shape)}, "
+            f"x_kv {tuple(x_kv.shape)}"
+        )
+
+
+class MultiHeadAttention(nn.Module):
+    """Fused multi-head attention, batch first, weight-compatible with ``nn.MultiheadAttention``.
+
+    Self-attention (``x_kv`` None or the same tensor as ``x_q``) makes Q, K, V with one fused
+    (d_model → 3·d_model) projection. Cross-attention (queries from the decoder, keys and values
+    from the encoder) uses the Q rows of the same matrix on ``x_q`` and its fused K, V rows on
+    ``x_kv``.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        self.d_head = _check_heads(d_model, n_heads)
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1); got {dropout}")
+        self.d_model, self.n_heads, self.dropout = d_model, n_heads, dropout
+        # rows [0:d), [d:2d), [2d:3d) are the Q, K, V projections (PyTorch's layout and names)
+        self.in_proj_weight = nn.Parameter(torch.empty(3 * d_model, d_model))
+        if bias:
+            self.in_proj_bias = nn.Parameter(torch.empty(3 * d_model))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """PyTorch's initialization: Xavier-uniform in-projection, zero biases."""
+        nn.init.xavier_uniform_(self.in_proj_weight)
+        if self.in_proj_bias is not None:
+            nn.init.zeros_(self.in_proj_bias)
+            nn.init.zeros_(self.out_proj.bias)
+
+    def _project(self, x_q, x_kv, self_attention: bool):
+        """Q (batch, t_q, d_model), K and V (batch, t_k, d_model)."""
+        W, b, d = self.in_proj_weight, self.in_proj_bias, self.d_model
+        if self_attention:  # one matmul for all three
+            qkv = F.linear(x_q, W, b)  # (batch, t, 3·d_model)
+            return qkv.split(d, dim=-1)  # 3 × (batch, t, d_model)
+        b_q, b_kv = (None, None) if b is None else (b[:d], b[d:])
+        Q = F.linear(x_q, W[:d], b_q)  # (batch, t_q, d_model)
+        kv = F.linear(x_kv, W[d:], b_kv)  # (batch, t_k, 2·d_model)
+        K, V = kv.split(d, dim=-1)  # 2 × (batch, t_k, d_model)
+        return Q, K, V
+
+    def _split_heads(self, X):
+        B, t, _ = X.shape
+        return X.view(B, t, self.n_heads, self.d_head).transpose(1, 2)  # (batch, heads, t, d_head)
+
+    def forward(self, x_q, x_kv=None, mask=None, need_weights: bool = False):
+        """x_q: (batch, t_q, d_model) queries' tokens; x_kv: (batch, t_k, d_model) keys' and
+        values' tokens (default x_q: self-attention). Unbatched (t, d_model) inputs work too.
+        mask: bool broadcastable to (batch, heads, t_q, t_k), True = may attend.
+        Returns Y (batch, t_q, d_model), and the per-head weights A (batch, heads, t_q, t_k) if
+        need_weights (average over axis 1 for PyTorch's ``average_attn_weights=True``).
+        """
+        self_attention = x_kv is None or x_kv is x_q
+        x_kv = x_q if x_kv is None else x_kv
+        _check_inputs(x_q, x_kv, self.d_model)
+        unbatched = x_q.ndim == 2
+        if unbatched:
+            x_q, x_kv = x_q.unsqueeze(0), x_kv.unsqueeze(0)  # (1, t, d_model)
+        B, t_q, t_k = x_q.shape[0], x_q.shape[1], x_kv.shape[1]
+        if mask is not None:
+            _check_bool_mask(mask, (B, self.n_heads, t_q, t_k))
+        Q, K, V = (self._split_heads(X) for X in self._project(x_q, x_kv, self_attention))
+        p = self.dropout if self.training else 0.0
+        if need_weights:  # the explicit path: materializes A
+            scores = Q @ K.transpose(-2, -1) / math.sqrt(self.d_head)  # (batch, heads, t_q, t_k)
+            A = _masked_softmax(scores, mask)  # (batch, heads, t_q, t_k)
+            A = F.dropout(A, p) if p > 0 else A
+            Y = A @ V  # (batch, heads, t_q, d_head)
+        else:  # the fast path: PyTorch's fused kernel (same mask convention: True = may attend)
+            Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, dropout_p=p)
+        Y = Y.transpose(1, 2).reshape(B, t_q, self.d_model)  # (batch, t_q, heads·d_head)
+        Y = self.out_proj(Y)  # (batch, t_q, d_model)
+        if unbatched:
+            Y = Y.squeeze(0)  # (t_q, d_model)
+            A = A.squeeze(0) if need_weights else None  # (heads, t_q, t_k)
+        return (Y, A) if need_weights else Y
+
+
+class AttentionHead(nn.Module):
+    """One head: its own projections W_Q, W_K, W_V (d_model → d_head), then scaled dot-product
+    attention. ``W_Q.weight`` is (d_head, d_model), the transpose of the book's W_Q."""
+
+    def __init__(self, d_model: int, d_head: int, bias: bool = True):
+        super().__init__()
+        self.W_Q = nn.Linear(d_model, d_head, bias=bias)
+        self.W_K = nn.Linear(d_model, d_head, bias=bias)
+        self.W_V = nn.Linear(d_model, d_head, bias=bias)
+
+    def forward(self, x_q, x_kv, mask=None):
+        """x_q (batch, t_q, d_model), x_kv (batch, t_k, d_model), mask (batch, t_q, t_k) or
+        broadcastable. Returns Y (batch, t_q, d_head) and A (batch, t_q, t_k)."""
+        Q, K, V = self.W_Q(x_q), self.W_K(x_kv), self.W_V(x_kv)  # (batch, t, d_head) each
+        return scaled_dot_product_attention(Q, K, V, mask, return_weights=True)
+
+
+class MultiHeadAttentionLoop(nn.Module):
+    """Multi-head attention written as a loop over heads (teaching version; no dropout).
+
+    Same function and same number of parameters as :class:`MultiHeadAttention`, held as a list
+    of :class:`AttentionHead` plus the output projection ``out_proj``.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, bias: bool = True):
+        super().__init__()
+        self.d_head = _check_heads(d_model, n_heads)
+        self.d_model, self.n_heads = d_model, n_heads
+        self.heads = nn.ModuleList(
+            AttentionHead(d_model, self.d_head, bias) for _ in range(n_heads)
+        )
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+
+    def forward(self, x_q, x_kv=None, mask=None, need_weights: bool = False):
+        """Same arguments and results as :meth:`MultiHeadAttention.forward` (batched inputs)."""
+        x_kv = x_q if x_kv is None else x_kv
+        _check_inputs(x_q, x_kv, self.d_model)
+        if x_q.ndim != 3:
+            raise ValueError(f"MultiHeadAttentionLoop takes batched (batch, t, d_model) inputs; "
+                             f"got x_q {tuple(x_q.shape)}")
+        B, t_q, t_k = x_q.shape[0], x_q.shape[1], x_kv.shape[1]
+        if mask is not None:
+            _check_bool_mask(mask, (B, self.n_heads, t_q, t_k))
+            mask = mask.expand(B, self.n_heads, t_q, t_k)  # (batch, heads, t_q, t_k), a view
+        outputs, weights = [], []
+        for i, head in enumerate(self.heads):
+            Y_i, A_i = head(x_q, x_kv, None if mask is None else mask[:, i])  # (batch, t_q, d_head)
+            outputs.append(Y_i)
+            weights.append(A_i)
+        Y = self.out_proj(torch.cat(outputs, dim=-1))  # (batch, t_q, heads·d_head = d_model)
+        if need_weights:
+            return Y, torch.stack(weights, dim=1)  # A: (batch, heads, t_q, t_k)
+        return Y
+
+    @torch.no_grad()
+    def load_fused_weights(self, fused: MultiHeadAttention) -> "MultiHeadAttentionLoop":
+        """Copy the weights of a fused module (or an ``nn.MultiheadAttention``) into the heads:
+        head i gets rows i·d_head … (i+1)·d_head - 1 of each of the Q, K, V blocks."""
+        d, dh = self.d_model, self.d_head
+        n_heads = getattr(fused, "n_heads", getattr(fused, "num_heads", None))
+        if tuple(fused.in_proj_weight.shape) != (3 * d, d) or n_heads != self.n_heads:
+            raise ValueError(
+                f"cannot copy a fused module with in_proj_weight "
+                f"{tuple(fused.in_proj_weight.shape)} and {n_heads} heads into a loop module "
+                f"with d_model={d}, n_heads={self.n_heads}"
+            )
+        W, b = fused.in_proj_weight, fused.in_proj_bias
+        if (b is None) != (self.out_proj.bias is None):
+            raise ValueError("cannot copy between a module with biases and one without (bias=...)")
+        for i, head in enumerate(self.heads):
+            for block, linear in enumerate((head.W_Q, head.W_K, head.W_V)):
+                rows = slice(block * d + i * dh, block * d + (i + 1) * dh)
+                linear.weight.copy_(W[rows])  # (d_head, d_model)
+                if linear.bias is not None:
+                    linear.bias.copy_(b[rows])  # (d_head,)
+        self.out_proj.load_state_dict(fused.out_proj.state_dict())
+        return self
