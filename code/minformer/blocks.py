@@ -1,0 +1,254 @@
+"""The Transformer block: LayerNorm, the position-wise feed-forward network, and the encoder and
+decoder layers built from attention, residual connections and normalization.
+
+Each layer has two forms behind one switch, ``norm_first``:
+
+- post-norm (the original paper, PyTorch's default): x = Norm(x + Sublayer(x))
+- pre-norm (GPT-2 and most modern models):           x = x + Sublayer(Norm(x))
+
+Parameter names mirror PyTorch's ``nn.TransformerEncoderLayer`` / ``nn.TransformerDecoderLayer``
+(``self_attn``, ``norm1``, ``linear1`` …) except that the feed-forward layers live in a
+:class:`FeedForward` called ``ffn`` and the decoder's cross-attention is called ``cross_attn``
+(PyTorch: ``multihead_attn``). :func:`copy_weights_from_torch` / :func:`copy_weights_to_torch`
+translate those two names, so the layers and stacks here can be checked against PyTorch's.
+
+Masks are bool, True = may attend (see :mod:`minformer.masks`).
+"""
+
+import re
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .multihead import MultiHeadAttention
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class LayerNorm(nn.Module):
+    """LayerNorm(x) = γ ⊙ (x - μ) / √(σ² + ε) + β, with μ and σ² the mean and (biased)
+    variance of each token's d features.
+
+    x: (..., d). Returns (..., d). Parameters ``weight`` = γ (d,) and ``bias`` = β (d,), named
+    as in ``nn.LayerNorm``.
+    """
+
+    def __init__(self, d: int, eps: float = 1e-5):
+        super().__init__()
+        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+            raise ValueError(f"d must be a positive int; got {d!r}")
+        self.d, self.eps = d, eps
+        self.weight = nn.Parameter(torch.ones(d))  # γ
+        self.bias = nn.Parameter(torch.zeros(d))  # β
+
+    def forward(self, x):
+        if x.shape[-1] != self.d:
+            raise ValueError(f"LayerNorm({self.d}) got input of shape {tuple(x.shape)}; "
+                             f"the last axis must have size {self.d}")
+        mu = x.mean(dim=-1, keepdim=True)  # (..., 1)
+        var = x.var(dim=-1, unbiased=False, keepdim=True)  # (..., 1)
+        return self.weight * (x - mu) / torch.sqrt(var + self.eps) + self.bias  # (..., d)
+
+
+def _activation(activation):
+    if callable(activation):
+        return activation
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)} or a callable; "
+                         f"got {activation!r}")
+    return _ACTIVATIONS[activation]
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = act(x W₁ + b₁) W₂ + b₂, applied to every position separately.
+
+    W₁ (d_model, d_ff), b₁ (d_ff,), W₂ (d_ff, d_model), b₂ (d_model,): the biases are vectors,
+    broadcast over positions. x: (..., t, d_model). Returns (..., t, d_model).
+    """
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation="relu"):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.activation = _activation(activation)
+        self.dropout = nn.Dropout(dropout)
+        self.linear2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        h = self.activation(self.linear1(x))  # (..., t, d_ff)
+        return self.linear2(self.dropout(h))  # (..., t, d_model)
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention then feed-forward, each wrapped in a residual connection and LayerNorm.
+
+    forward(x (batch, t, d_model), mask bool broadcastable to (batch, heads, t, t)) → (batch, t,
+    d_model). The usual encoder mask is ``padding_mask(...)`` of shape (batch, 1, 1, t).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1,
+                 norm_first: bool = False, activation="relu", eps: float = 1e-5):
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout, activation)
+        self.norm1, self.norm2 = LayerNorm(d_model, eps), LayerNorm(d_model, eps)
+        self.dropout1, self.dropout2 = nn.Dropout(dropout), nn.Dropout(dropout)
+
+    def _sa(self, x, mask):
+        return self.dropout1(self.self_attn(x, mask=mask))  # (batch, t, d_model)
+
+    def _ff(self, x):
+        return self.dropout2(self.ffn(x))  # (batch, t, d_model)
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self._sa(self.norm1(x), mask)
+            return x + self._ff(self.norm2(x))
+        x = self.norm1(x + self._sa(x, mask))
+        return self.norm2(x + self._ff(x))
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention to the encoder's output, feed-forward; each wrapped
+    in a residual connection and LayerNorm.
+
+    forward(x (batch, t, d_model), memory (batch, s, d_model), mask, memory_mask):
+    ``mask`` (self-attention) broadcastable to (batch, heads, t, t), usually
+    ``causal_mask(t) & padding_mask(target lengths)``; ``memory_mask`` (cross-attention)
+    broadcastable to (batch, heads, t, s), usually ``padding_mask(source lengths)``.
+    In cross-attention the queries come from the decoder (x) and the keys and values from the
+    encoder (memory). Returns (batch, t, d_model), and the cross-attention weights
+    (batch, heads, t, s) if need_weights.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1,
+                 norm_first: bool = False, activation="relu", eps: float = 1e-5):
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout, activation)
+        self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, eps) for _ in range(3))
+        self.dropout1, self.dropout2, self.dropout3 = (nn.Dropout(dropout) for _ in range(3))
+
+    def _sa(self, x, mask):
+        return self.dropout1(self.self_attn(x, mask=mask))  # (batch, t, d_model)
+
+    def _ca(self, x, memory, memory_mask, need_weights):
+        if need_weights:
+            y, A = self.cross_attn(x, memory, mask=memory_mask, need_weights=True)
+            return self.dropout2(y), A  # (batch, t, d_model), (batch, heads, t, s)
+        return self.dropout2(self.cross_attn(x, memory, mask=memory_mask)), None
+
+    def _ff(self, x):
+        return self.dropout3(self.ffn(x))  # (batch, t, d_model)
+
+    def forward(self, x, memory, mask=None, memory_mask=None, need_weights: bool = False):
+        if self.norm_first:
+            x = x + self._sa(self.norm1(x), mask)
+            y, A = self._ca(self.norm2(x), memory, memory_mask, need_weights)
+            x = x + y
+            x = x + self._ff(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa(x, mask))
+            y, A = self._ca(x, memory, memory_mask, need_weights)
+            x = self.norm2(x + y)
+            x = self.norm3(x + self._ff(x))
+        return (x, A) if need_weights else x
+
+
+def _check_layers(n_layers):
+    if isinstance(n_layers, bool) or not isinstance(n_layers, int) or n_layers < 1:
+        raise ValueError(f"n_layers must be a positive int; got {n_layers!r}")
+
+
+class Encoder(nn.Module):
+    """N encoder layers, then a final LayerNorm ``norm`` if ``final_norm`` (default: only for
+    pre-norm, whose last layer's output is otherwise never normalized).
+
+    forward(x (batch, t, d_model), mask) → (batch, t, d_model). Keys as in
+    ``nn.TransformerEncoder``: ``layers.0.…``, ``norm.…``.
+    """
+
+    def __init__(self, n_layers: int, d_model: int, n_heads: int, d_ff: int,
+                 dropout: float = 0.1, norm_first: bool = False, activation="relu",
+                 final_norm: bool | None = None, eps: float = 1e-5):
+        super().__init__()
+        _check_layers(n_layers)
+        self.layers = nn.ModuleList(
+            EncoderLayer(d_model, n_heads, d_ff, dropout, norm_first, activation, eps)
+            for _ in range(n_layers)
+        )
+        final_norm = norm_first if final_norm is None else final_norm
+        self.norm = LayerNorm(d_model, eps) if final_norm else None
+
+    def forward(self, x, mask=None):
+        for layer in self.layers:
+            x = layer(x, mask)
+        return x if self.norm is None else self.norm(x)
+
+
+class Decoder(nn.Module):
+    """N decoder layers, then a final LayerNorm ``norm`` if ``final_norm`` (default: pre-norm).
+
+    forward(x (batch, t, d_model), memory (batch, s, d_model), mask, memory_mask) → (batch, t,
+    d_model), and with need_weights also the list of each layer's cross-attention weights
+    (batch, heads, t, s).
+    """
+
+    def __init__(self, n_layers: int, d_model: int, n_heads: int, d_ff: int,
+                 dropout: float = 0.1, norm_first: bool = False, activation="relu",
+                 final_norm: bool | None = None, eps: float = 1e-5):
+        super().__init__()
+        _check_layers(n_layers)
+        self.layers = nn.ModuleList(
+            DecoderLayer(d_model, n_heads, d_ff, dropout, norm_first, activation, eps)
+            for _ in range(n_layers)
+        )
+        final_norm = norm_first if final_norm is None else final_norm
+        self.norm = LayerNorm(d_model, eps) if final_norm else None
+
+    def forward(self, x, memory, mask=None, memory_mask=None, need_weights: bool = False):
+        weights = []
+        for layer in self.layers:
+            if need_weights:
+                x, A = layer(x, memory, mask, memory_mask, need_weights=True)
+                weights.append(A)
+            else:
+                x = layer(x, memory, mask, memory_mask)
+        x = x if self.norm is None else self.norm(x)
+        return (x, weights) if need_weights else x
+
+
+# PyTorch's parameter names → ours (a name component at the start or after a dot).
+_TORCH_TO_OURS = [(r"(^|\.)multihead_attn\.", r"\1cross_attn."),
+                  (r"(^|\.)linear1\.", r"\1ffn.linear1."),
+                  (r"(^|\.)linear2\.", r"\1ffn.linear2.")]
+_OURS_TO_TORCH = [(r"(^|\.)cross_attn\.", r"\1multihead_attn."),
+                  (r"(^|\.)ffn\.linear1\.", r"\1linear1."),
+                  (r"(^|\.)ffn\.linear2\.", r"\1linear2.")]
+
+
+def _rename(state: dict, rules) -> dict:
+    out = {}
+    for key, value in state.items():
+        for pattern, repl in rules:
+            key = re.sub(pattern, repl, key)
+        out[key] = value
+    return out
+
+
+def copy_weights_from_torch(ours: nn.Module, theirs: nn.Module) -> nn.Module:
+    """Load the weights of a PyTorch module (``nn.LayerNorm``, ``nn.MultiheadAttention``,
+    ``nn.TransformerEncoderLayer``/``DecoderLayer``, ``nn.TransformerEncoder``/``Decoder``) into
+    ours of the same sizes. Strict: a missing or unexpected weight raises. Returns ``ours``."""
+    ours.load_state_dict(_rename(theirs.state_dict(), _TORCH_TO_OURS))
+    return ours
+
+
+def copy_weights_to_torch(ours: nn.Module, theirs: nn.Module) -> nn.Module:
+    """The reverse of :func:`copy_weights_from_torch`: our weights into PyTorch's module.
+    Returns ``theirs``."""
+    theirs.load_state_dict(_rename(ours.state_dict(), _OURS_TO_TORCH))
+    return theirs

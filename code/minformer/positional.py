@@ -1,0 +1,82 @@
+"""Positional encodings: attention is permutation-equivariant, so order must be put into the
+tokens themselves, by adding a vector that depends on the position.
+
+- :func:`sinusoidal_encoding` — the fixed sines and cosines of "Attention Is All You Need".
+- :class:`SinusoidalPositions` — the same as a module that adds them to (batch, t, d_model) inputs.
+- :class:`LearnedPositions` — one trained vector per position, up to ``max_len``.
+"""
+
+import torch
+from torch import nn
+
+
+def _positive_int(v, name: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{name} must be a positive int; got {v!r}")
+    return v
+
+
+def sinusoidal_encoding(n: int, d: int, base: float = 10000.0, dtype=torch.float32,
+                        device=None) -> torch.Tensor:
+    """PE(pos, 2i) = sin(pos / base^(2i/d)),  PE(pos, 2i+1) = cos(pos / base^(2i/d)).
+
+    Even columns hold sines and odd columns cosines, pairs sharing a frequency that falls from 1
+    (i = 0) to about 1/base. For odd d the last column is the sine of pair i = (d - 1)/2, whose
+    cosine does not fit. Returns (n, d): row pos encodes position pos = 0 … n-1.
+    """
+    _positive_int(n, "n")
+    _positive_int(d, "d")
+    pos = torch.arange(n, dtype=torch.float64, device=device)[:, None]  # (n, 1)
+    two_i = torch.arange(0, d, 2, dtype=torch.float64, device=device)  # (ceil(d/2),): 2i
+    angles = pos / base ** (two_i / d)  # (n, ceil(d/2)): pos / base^(2i/d)
+    pe = torch.empty(n, d, dtype=torch.float64, device=device)
+    pe[:, 0::2] = torch.sin(angles)  # columns 2i
+    pe[:, 1::2] = torch.cos(angles[:, : d // 2])  # columns 2i+1 (one fewer when d is odd)
+    return pe.to(dtype)
+
+
+def _check_input(x, max_len: int, d_model: int):
+    if not isinstance(x, torch.Tensor) or x.ndim < 2 or x.shape[-1] != d_model:
+        raise ValueError(f"expected (batch, t, d_model={d_model}) or (t, d_model); got shape "
+                         f"{tuple(getattr(x, 'shape', ()))}")
+    t = x.shape[-2]
+    if t > max_len:
+        raise ValueError(f"sequence of length t={t} is longer than max_len={max_len}: there are "
+                         f"no position vectors past {max_len - 1}")
+    return t
+
+
+class SinusoidalPositions(nn.Module):
+    """x + PE[:t], with PE = sinusoidal_encoding(max_len, d_model) kept as a (non-trained) buffer.
+
+    x: (..., t, d_model) with t ≤ max_len. Returns the same shape.
+    """
+
+    def __init__(self, max_len: int, d_model: int, base: float = 10000.0):
+        super().__init__()
+        self.max_len = _positive_int(max_len, "max_len")
+        self.d_model = _positive_int(d_model, "d_model")
+        self.register_buffer("pe", sinusoidal_encoding(max_len, d_model, base), persistent=False)
+
+    def forward(self, x):
+        t = _check_input(x, self.max_len, self.d_model)
+        return x + self.pe[:t].to(x.dtype)  # (..., t, d_model)
+
+
+class LearnedPositions(nn.Module):
+    """x + P[:t], with P a trained (max_len, d_model) matrix: one vector per position.
+
+    Initialized N(0, 0.02²) as in GPT-2. x: (..., t, d_model) with t ≤ max_len; longer
+    sequences raise ValueError (there is nothing learned for those positions).
+    """
+
+    def __init__(self, max_len: int, d_model: int):
+        super().__init__()
+        self.max_len = _positive_int(max_len, "max_len")
+        self.d_model = _positive_int(d_model, "d_model")
+        self.weight = nn.Parameter(torch.empty(max_len, d_model))  # P: row pos is position pos
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, x):
+        t = _check_input(x, self.max_len, self.d_model)
+        return x + self.weight[:t]  # (..., t, d_model)
