@@ -48,3 +48,50 @@ def attention_heatmap(A, row_labels=None, col_labels=None, ax=None, title=None,
     if colorbar:
         ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
     return ax
+
+
+def _convex_hull(P: np.ndarray) -> np.ndarray:
+    """Vertices of the convex hull of 2-D points P (m, 2), counter-clockwise (monotone chain)."""
+    pts = sorted(map(tuple, P))
+    if len(pts) <= 2:
+        return np.array(pts)
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower, upper = [], []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return np.array(lower[:-1] + upper[:-1])
+
+
+def tokens_and_outputs_2d(X, Y, labels=None, ax=None, title=None):
+    """Draw 2-D tokens X (n, 2) as dots, their convex hull shaded, and the attention outputs
+    Y (n, 2) as crosses joined to the token they belong to."""
+    X, Y = _to_numpy(X), _to_numpy(Y)
+    if X.ndim != 2 or X.shape[1] != 2 or Y.shape != X.shape:
+        raise ValueError(f"need X and Y of the same shape (n, 2); got X {X.shape}, Y {Y.shape}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 5))
+    hull = _convex_hull(X)
+    ax.fill(hull[:, 0], hull[:, 1], color="tab:blue", alpha=0.12, label="convex hull of the tokens")
+    ax.scatter(X[:, 0], X[:, 1], color="tab:blue", zorder=3, label="token $x_i$")
+    ax.scatter(Y[:, 0], Y[:, 1], color="tab:red", marker="x", s=60, zorder=3, label="output $y_i$")
+    for i in range(len(X)):
+        ax.annotate("", xy=Y[i], xytext=X[i],
+                    arrowprops=dict(arrowstyle="->", color="0.5", lw=0.8))
+        if labels is not None:
+            ax.annotate(labels[i], X[i], textcoords="offset points", xytext=(5, 5))
+    ax.set_xlabel("feature 1")
+    ax.set_ylabel("feature 2")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.legend(loc="best", fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax
