@@ -10,3 +10,11 @@ from ._core import CheckFailed, passed
 from .attention import check_attention, check_softmax
 
 __all__ = ["CheckFailed", "passed", "check_softmax", "check_attention"]
+
+from .scaling import check_scaled_attention  # chapter 4
+
+__all__ += ["check_scaled_attention"]
+
+from .masks import check_causal_mask, check_masked_attention  # chapter 5
+
+__all__ += ["check_causal_mask", "check_masked_attention"]
