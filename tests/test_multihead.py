@@ -225,3 +225,29 @@ def test_backward_reaches_every_parameter(cls, need_weights):
     for name, p in [*m.named_parameters(), ("x", x)]:
         assert p.grad is not None and torch.isfinite(p.grad).all(), name
         assert p.grad.abs().sum() > 0, name
+
+
+def test_fast_path_zeroes_queries_with_no_visible_key_even_if_kernel_gives_nan(monkeypatch):
+    """Some fused kernels (CUDA) return NaN for a query whose keys are all masked; the module
+    must return zeros there, as the explicit path does, and keep gradients finite."""
+    import torch.nn.functional as F
+
+    import minformer.multihead as mh
+
+    def nan_prone_sdpa(Q, K, V, attn_mask=None, dropout_p=0.0):
+        scores = Q @ K.transpose(-2, -1) / Q.shape[-1] ** 0.5
+        scores = scores.masked_fill(~attn_mask, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ V  # NaN on rows with no True
+
+    torch.manual_seed(0)
+    mha = mh.MultiHeadAttention(8, 2).eval()
+    x = torch.randn(2, 4, 8, requires_grad=True)
+    mask = torch.ones(2, 1, 4, 4, dtype=torch.bool)
+    mask[0, :, 1, :] = False  # query 1 of sequence 0 sees nothing
+    monkeypatch.setattr(F, "scaled_dot_product_attention", nan_prone_sdpa)
+    y = mha(x, mask=mask)
+    y_ref, _ = mha(x, mask=mask, need_weights=True)
+    assert torch.isfinite(y).all()
+    torch.testing.assert_close(y, y_ref)
+    y.sum().backward()
+    assert torch.isfinite(x.grad).all()
