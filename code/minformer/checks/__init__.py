@@ -18,3 +18,8 @@ __all__ += ["check_scaled_attention"]
 from .masks import check_causal_mask, check_masked_attention  # chapter 5
 
 __all__ += ["check_causal_mask", "check_masked_attention"]
+
+from .lookup import check_nadaraya_watson  # chapter 2
+from .qkv import check_qkv_attention  # chapter 3
+
+__all__ += ["check_nadaraya_watson", "check_qkv_attention"]
