@@ -23,3 +23,7 @@ from .lookup import check_nadaraya_watson  # chapter 2
 from .qkv import check_qkv_attention  # chapter 3
 
 __all__ += ["check_nadaraya_watson", "check_qkv_attention"]
+
+from .sequence import check_bigram_perplexity, check_bptt  # chapter 9
+
+__all__ += ["check_bigram_perplexity", "check_bptt"]
