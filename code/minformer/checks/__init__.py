@@ -27,3 +27,7 @@ __all__ += ["check_nadaraya_watson", "check_qkv_attention"]
 from .sequence import check_bigram_perplexity, check_bptt  # chapter 9
 
 __all__ += ["check_bigram_perplexity", "check_bptt"]
+
+from .positional import check_sinusoidal  # chapter 8
+
+__all__ += ["check_sinusoidal"]
