@@ -31,3 +31,7 @@ __all__ += ["check_bigram_perplexity", "check_bptt"]
 from .positional import check_sinusoidal  # chapter 8
 
 __all__ += ["check_sinusoidal"]
+
+from .tokenization import check_apply_merges, check_count_pairs  # chapter 10
+
+__all__ += ["check_apply_merges", "check_count_pairs"]
