@@ -35,3 +35,11 @@ __all__ += ["check_sinusoidal"]
 from .tokenization import check_apply_merges, check_count_pairs  # chapter 10
 
 __all__ += ["check_apply_merges", "check_count_pairs"]
+
+from .multihead import check_multi_head_attention, check_split_heads  # chapter 6
+
+__all__ += ["check_multi_head_attention", "check_split_heads"]
+
+from .blocks import check_encoder_layer, check_layer_norm  # chapter 7
+
+__all__ += ["check_encoder_layer", "check_layer_norm"]
