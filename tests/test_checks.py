@@ -2,19 +2,9 @@
 message that says what is wrong."""
 
 import numpy as np
-import pytest
-
+from helpers import rejects
 from minformer.attention import dot_product_attention, softmax
-from minformer.checks import CheckFailed, check_attention, check_softmax
-
-
-def rejects(checker, fn, *fragments):
-    with pytest.raises(AssertionError) as err:
-        checker(fn)
-    assert isinstance(err.value, CheckFailed)
-    for fragment in fragments:
-        assert fragment in str(err.value), str(err.value)
-
+from minformer.checks import check_attention, check_softmax
 
 # -- check_softmax -------------------------------------------------------------------------
 

@@ -1,18 +1,10 @@
 """The chapter 7 checkers accept correct answers and reject typical wrong ones with a message
 that says what is wrong."""
 
-import pytest
 import torch
+from helpers import rejects
 from minformer.blocks import LayerNorm
-from minformer.checks import CheckFailed, check_encoder_layer, check_layer_norm
-
-
-def rejects(checker, fn, *fragments):
-    with pytest.raises(CheckFailed) as err:
-        checker(fn)
-    for fragment in fragments:
-        assert fragment in str(err.value), str(err.value)
-
+from minformer.checks import check_encoder_layer, check_layer_norm
 
 # -- check_layer_norm ----------------------------------------------------------------------
 

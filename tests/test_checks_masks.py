@@ -4,20 +4,12 @@ masking mistakes with a message that names them."""
 import math
 
 import numpy as np
-import pytest
 import torch
 import torch.nn.functional as F
+from helpers import rejects
 from minformer.attention import scaled_dot_product_attention
-from minformer.checks import CheckFailed, check_causal_mask, check_masked_attention
+from minformer.checks import check_causal_mask, check_masked_attention
 from minformer.masks import causal_mask, to_additive_mask
-
-
-def rejects(checker, fn, *fragments):
-    with pytest.raises(CheckFailed) as err:
-        checker(fn)
-    for fragment in fragments:
-        assert fragment in str(err.value), str(err.value)
-
 
 # -- check_causal_mask ---------------------------------------------------------------------
 

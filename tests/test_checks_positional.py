@@ -4,15 +4,13 @@ the typical mistakes with a message that names them."""
 import numpy as np
 import pytest
 import torch
-from minformer.checks import CheckFailed, check_sinusoidal
+from helpers import rejects as reject_with
+from minformer.checks import check_sinusoidal
 from minformer.positional import sinusoidal_encoding
 
 
 def rejects(fn, *fragments):
-    with pytest.raises(CheckFailed) as err:
-        check_sinusoidal(fn)
-    for fragment in fragments:
-        assert fragment in str(err.value), str(err.value)
+    reject_with(check_sinusoidal, fn, *fragments)
 
 
 def encoding(n, d, base=10000.0, exponent=lambda i, j, d: 2 * i / d, first=0, divide=True,

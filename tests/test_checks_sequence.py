@@ -4,19 +4,10 @@ import math
 from collections import Counter
 
 import numpy as np
-import pytest
 import torch
-from minformer.checks import CheckFailed, check_bigram_perplexity, check_bptt
+from helpers import rejects
+from minformer.checks import check_bigram_perplexity, check_bptt
 from minformer.checks.sequence import bigram_perplexity_reference
-
-
-def rejects(checker, fn, *fragments):
-    with pytest.raises(AssertionError) as err:
-        checker(fn)
-    assert isinstance(err.value, CheckFailed)
-    for fragment in fragments:
-        assert fragment in str(err.value), str(err.value)
-
 
 # -- check_bigram_perplexity ---------------------------------------------------------------
 

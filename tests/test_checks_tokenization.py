@@ -5,16 +5,8 @@ names them."""
 from collections import Counter
 from itertools import pairwise
 
-import pytest
-from minformer.checks import CheckFailed, check_apply_merges, check_count_pairs
-
-
-def rejects(checker, fn, *fragments):
-    with pytest.raises(CheckFailed) as err:
-        checker(fn)
-    for fragment in fragments:
-        assert fragment in str(err.value), str(err.value)
-
+from helpers import rejects
+from minformer.checks import check_apply_merges, check_count_pairs
 
 # -- check_count_pairs -----------------------------------------------------------------------
 

@@ -7,14 +7,6 @@ from minformer.rnn import AdditiveAttention, Seq2SeqGRU, sequence_loss
 PAD, BOS, EOS = 0, 1, 2
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run faster on one thread, and far faster when other jobs share the CPU."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
 
 def padded_batch(lengths, t_src, vocab=10, seed=0):
     """Random ids in [3, vocab) with PAD after each row's length. Returns src (batch, t_src)."""

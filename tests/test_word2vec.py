@@ -24,14 +24,6 @@ from minformer.word2vec import (
 )
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small tensors: one thread is faster, and far faster when other jobs share the CPU."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
 
 def two_topic_corpus(n_sentences=600, seed=0):
     """Sentences of 8 words drawn from one of two disjoint groups: 'a0'…'a9' or 'b0'…'b9'."""
