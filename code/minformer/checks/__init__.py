@@ -43,3 +43,11 @@ __all__ += ["check_multi_head_attention", "check_split_heads"]
 from .blocks import check_encoder_layer, check_layer_norm  # chapter 7
 
 __all__ += ["check_encoder_layer", "check_layer_norm"]
+
+from .embeddings import (  # chapter 11
+    check_analogy,
+    check_negative_sampling_loss,
+    check_skipgram_pairs,
+)
+
+__all__ += ["check_analogy", "check_negative_sampling_loss", "check_skipgram_pairs"]

@@ -1,0 +1,232 @@
+"""The chapter 11 checkers accept correct answers and name typical mistakes."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from minformer.checks import (
+    CheckFailed,
+    check_analogy,
+    check_negative_sampling_loss,
+    check_skipgram_pairs,
+)
+from minformer.checks.embeddings import _analogy_cases, analogy_reference
+from minformer.word2vec import Vocab
+from minformer.word2vec import analogy as package_analogy
+from minformer.word2vec import negative_sampling_loss as package_loss
+from minformer.word2vec import skipgram_pairs as package_pairs
+
+
+def rejects(checker, fn, *fragments):
+    with pytest.raises(AssertionError) as err:
+        checker(fn)
+    assert isinstance(err.value, CheckFailed)
+    for fragment in fragments:
+        assert fragment in str(err.value), str(err.value)
+
+
+# -- check_skipgram_pairs ------------------------------------------------------------------
+
+def make_pairs(lo=1, hi_extra=0, sides=(-1, 1), bounds=True, dedupe=False):
+    """Skip-gram pairs written the way a reader would, with one knob per mistake."""
+    def fn(tokens, window):
+        pairs = []
+        for i, center in enumerate(tokens):
+            for d in range(lo, window + 1 + hi_extra):
+                for s in sides if d else (1,):
+                    j = i + s * d
+                    if bounds and not 0 <= j < len(tokens):
+                        continue
+                    if not bounds and j >= len(tokens):
+                        continue  # the reader only guarded the right end
+                    pairs.append((center, tokens[j]))
+        return sorted(set(pairs)) if dedupe else pairs
+    return fn
+
+
+def test_pairs_accepts_correct(capsys):
+    check_skipgram_pairs(make_pairs())
+    assert "✓ skipgram_pairs: 6 cases passed" in capsys.readouterr().out
+
+
+def test_pairs_accepts_the_package_and_any_order():
+    def via_package(tokens, window):
+        ids = np.arange(len(tokens))
+        c, o = package_pairs(ids, window)
+        return [(tokens[i], tokens[j]) for i, j in zip(c, o)]
+    check_skipgram_pairs(via_package)
+    check_skipgram_pairs(lambda t, w: list(reversed(make_pairs()(t, w))))
+    check_skipgram_pairs(lambda t, w: [list(p) for p in make_pairs()(t, w)])
+
+
+def test_pairs_rejects_centre_as_its_own_context():
+    rejects(check_skipgram_pairs, make_pairs(lo=0), "offset 0", "not its own context")
+
+
+def test_pairs_rejects_window_off_by_one_short():
+    def short(tokens, window):  # range(1, window)
+        return [(tokens[i], tokens[i + s * d]) for i in range(len(tokens))
+                for d in range(1, window) for s in (-1, 1) if 0 <= i + s * d < len(tokens)]
+    rejects(check_skipgram_pairs, short, "exactly 1 word apart are missing",
+            "range(1, window + 1)")
+
+
+def test_pairs_rejects_window_off_by_one_long():
+    rejects(check_skipgram_pairs, make_pairs(hi_extra=1), "outside the window",
+            "off-by-one")
+
+
+def test_pairs_rejects_one_side_only():
+    rejects(check_skipgram_pairs, make_pairs(sides=(1,)), "before the centre are missing")
+    rejects(check_skipgram_pairs, make_pairs(sides=(-1,)), "after the centre are missing")
+
+
+def test_pairs_rejects_wrap_around():
+    rejects(check_skipgram_pairs, make_pairs(bounds=False), "wrap around")
+
+
+def test_pairs_rejects_deduplication():
+    rejects(check_skipgram_pairs, make_pairs(dedupe=True), "one pair per occurrence")
+
+
+def test_pairs_rejects_bad_outputs():
+    rejects(check_skipgram_pairs, lambda t, w: None, "forget the `return`")
+    rejects(check_skipgram_pairs, lambda t, w: {}, "return a list of (center, context)")
+    rejects(check_skipgram_pairs, lambda t, w: [(0, 1)], "not a (center, context) pair")
+
+    def stub(t, w):
+        raise NotImplementedError
+    rejects(check_skipgram_pairs, stub, "NotImplementedError")
+
+    def crash(t, w):
+        return [(t[i], t[i + 1]) for i in range(len(t))]
+    rejects(check_skipgram_pairs, crash, "raised IndexError")
+
+    def mutates(t, w):
+        pairs = make_pairs()(t, w)
+        t.clear()
+        return pairs
+    rejects(check_skipgram_pairs, mutates, "changed the token list")
+
+
+# -- check_negative_sampling_loss ----------------------------------------------------------
+
+def make_loss(neg_sign=-1.0, pos_sign=1.0, k_reduce="sum", b_reduce="mean", flip=1.0,
+              use_neg=True, naive=False):
+    def fn(v_c, u_o, u_neg):
+        pos = (u_o * v_c).sum(-1)                      # (batch,)
+        neg = torch.einsum("bkd,bd->bk", u_neg, v_c)   # (batch, k)
+        logsig = (lambda x: torch.log(torch.sigmoid(x))) if naive else F.logsigmoid
+        n = logsig(neg_sign * neg)
+        n = n.sum(-1) if k_reduce == "sum" else n.mean(-1)
+        per = -logsig(pos_sign * pos) - (n if use_neg else 0)
+        return flip * (per.mean() if b_reduce == "mean" else per.sum())
+    return fn
+
+
+def test_loss_accepts_correct(capsys):
+    check_negative_sampling_loss(make_loss())
+    check_negative_sampling_loss(package_loss)
+    assert "✓ negative_sampling_loss: 5 cases passed" in capsys.readouterr().out
+
+
+def test_loss_rejects_sign_error_in_the_noise_term():
+    rejects(check_negative_sampling_loss, make_loss(neg_sign=1.0),
+            "noise term has the wrong sign", "σ(−u_kᵀ v_c)")
+
+
+def test_loss_rejects_other_sign_errors():
+    rejects(check_negative_sampling_loss, make_loss(flip=-1.0), "log-likelihood")
+    rejects(check_negative_sampling_loss, make_loss(pos_sign=-1.0), "true word's term")
+    rejects(check_negative_sampling_loss, make_loss(pos_sign=-1.0, neg_sign=1.0),
+            "both signs")
+
+
+def test_loss_rejects_wrong_reductions():
+    rejects(check_negative_sampling_loss, make_loss(k_reduce="mean"), "averaged over the k")
+    rejects(check_negative_sampling_loss, make_loss(b_reduce="sum"), "summed over the batch")
+    rejects(check_negative_sampling_loss, make_loss(use_neg=False), "noise words are missing")
+
+    def per_example(v_c, u_o, u_neg):
+        return -F.logsigmoid((u_o * v_c).sum(-1)) - F.logsigmoid(
+            -torch.einsum("bkd,bd->bk", u_neg, v_c)).sum(-1)
+    rejects(check_negative_sampling_loss, per_example, "one loss per example", ".mean()")
+
+
+def test_loss_rejects_softmax_cross_entropy():
+    def sampled_softmax(v_c, u_o, u_neg):
+        scores = torch.cat([(u_o * v_c).sum(-1, keepdim=True),
+                            torch.einsum("bkd,bd->bk", u_neg, v_c)], 1)
+        return F.cross_entropy(scores, torch.zeros(len(v_c), dtype=torch.long))
+    rejects(check_negative_sampling_loss, sampled_softmax, "softmax cross-entropy")
+
+
+def test_loss_rejects_underflow():
+    rejects(check_negative_sampling_loss, make_loss(naive=True), "large scores",
+            "F.logsigmoid")
+
+
+def test_loss_rejects_non_tensors_and_detached():
+    rejects(check_negative_sampling_loss, lambda *a: make_loss()(*a).item(), "returned a float")
+    rejects(check_negative_sampling_loss, lambda *a: make_loss()(*a).detach(), "autograd")
+    rejects(check_negative_sampling_loss, lambda *a: None, "forget the `return`")
+
+    def stub(*a):
+        raise NotImplementedError
+    rejects(check_negative_sampling_loss, stub, "NotImplementedError")
+
+
+# -- check_analogy -------------------------------------------------------------------------
+
+def make_analogy(exclude=True, cosine=True, direction=1.0, normalize_offset=True):
+    def fn(E, words, a, b, c):
+        ia, ib, ic = (words.index(w) for w in (a, b, c))
+        En = F.normalize(E, dim=-1)
+        V = En if normalize_offset else E
+        target = direction * (V[ib] - V[ia]) + V[ic]
+        scores = (En if cosine else E) @ target
+        if exclude:
+            scores[[ia, ib, ic]] = -float("inf")
+        return words[int(scores.argmax())]
+    return fn
+
+
+def test_analogy_accepts_correct(capsys):
+    check_analogy(make_analogy())
+    assert "✓ analogy: 5 cases passed" in capsys.readouterr().out
+
+
+def test_analogy_accepts_unnormalized_offset_with_cosine_scores():
+    check_analogy(make_analogy(normalize_offset=False))
+
+
+def test_analogy_agrees_with_the_package():
+    for _, E, words, a, b, c in _analogy_cases():
+        vocab = Vocab(words, np.arange(len(words), 0, -1))
+        assert package_analogy(E, vocab, a, b, c, k=1)[0][0] == analogy_reference(
+            E, words, a, b, c)
+
+
+def test_analogy_rejects_forgetting_to_exclude_the_query_words():
+    rejects(check_analogy, make_analogy(exclude=False), "one of the query words",
+            "exclude a, b and c")
+
+
+def test_analogy_rejects_dot_product_instead_of_cosine():
+    rejects(check_analogy, make_analogy(cosine=False, normalize_offset=False),
+            "DOT PRODUCT", "cosine")
+
+
+def test_analogy_rejects_reversed_offset():
+    rejects(check_analogy, make_analogy(direction=-1.0), "wrong way", "b − a + c")
+
+
+def test_analogy_rejects_bad_outputs():
+    rejects(check_analogy, lambda E, w, a, b, c: 3, "returned the index 3")
+    rejects(check_analogy, lambda E, w, a, b, c: [w[3]], "returned a list")
+    rejects(check_analogy, lambda E, w, a, b, c: "unicorn", "not one of the words")
+
+    def in_place(E, w, a, b, c):
+        E /= E.norm(dim=-1, keepdim=True)
+        return make_analogy()(E, w, a, b, c)
+    rejects(check_analogy, in_place, "in place")
