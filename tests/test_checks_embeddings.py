@@ -1,11 +1,10 @@
 """The chapter 11 checkers accept correct answers and name typical mistakes."""
 
 import numpy as np
-import pytest
 import torch
 import torch.nn.functional as F
+from helpers import rejects
 from minformer.checks import (
-    CheckFailed,
     check_analogy,
     check_negative_sampling_loss,
     check_skipgram_pairs,
@@ -15,15 +14,6 @@ from minformer.word2vec import Vocab
 from minformer.word2vec import analogy as package_analogy
 from minformer.word2vec import negative_sampling_loss as package_loss
 from minformer.word2vec import skipgram_pairs as package_pairs
-
-
-def rejects(checker, fn, *fragments):
-    with pytest.raises(AssertionError) as err:
-        checker(fn)
-    assert isinstance(err.value, CheckFailed)
-    for fragment in fragments:
-        assert fragment in str(err.value), str(err.value)
-
 
 # -- check_skipgram_pairs ------------------------------------------------------------------
 
