@@ -158,9 +158,18 @@ class DecoderLayer(nn.Module):
         return (x, A) if need_weights else x
 
 
-def _check_layers(n_layers):
+def _stack(layer_cls, n_layers, d_model, n_heads, d_ff, dropout, norm_first, activation,
+           final_norm, eps):
+    """The n_layers copies of ``layer_cls`` and the optional final LayerNorm (None if off;
+    default: only for pre-norm) shared by :class:`Encoder` and :class:`Decoder`."""
     if isinstance(n_layers, bool) or not isinstance(n_layers, int) or n_layers < 1:
         raise ValueError(f"n_layers must be a positive int; got {n_layers!r}")
+    layers = nn.ModuleList(
+        layer_cls(d_model, n_heads, d_ff, dropout, norm_first, activation, eps)
+        for _ in range(n_layers)
+    )
+    final_norm = norm_first if final_norm is None else final_norm
+    return layers, (LayerNorm(d_model, eps) if final_norm else None)
 
 
 class Encoder(nn.Module):
@@ -175,13 +184,8 @@ class Encoder(nn.Module):
                  dropout: float = 0.1, norm_first: bool = False, activation="relu",
                  final_norm: bool | None = None, eps: float = 1e-5):
         super().__init__()
-        _check_layers(n_layers)
-        self.layers = nn.ModuleList(
-            EncoderLayer(d_model, n_heads, d_ff, dropout, norm_first, activation, eps)
-            for _ in range(n_layers)
-        )
-        final_norm = norm_first if final_norm is None else final_norm
-        self.norm = LayerNorm(d_model, eps) if final_norm else None
+        self.layers, self.norm = _stack(EncoderLayer, n_layers, d_model, n_heads, d_ff, dropout,
+                                        norm_first, activation, final_norm, eps)
 
     def forward(self, x, mask=None):
         for layer in self.layers:
@@ -201,13 +205,8 @@ class Decoder(nn.Module):
                  dropout: float = 0.1, norm_first: bool = False, activation="relu",
                  final_norm: bool | None = None, eps: float = 1e-5):
         super().__init__()
-        _check_layers(n_layers)
-        self.layers = nn.ModuleList(
-            DecoderLayer(d_model, n_heads, d_ff, dropout, norm_first, activation, eps)
-            for _ in range(n_layers)
-        )
-        final_norm = norm_first if final_norm is None else final_norm
-        self.norm = LayerNorm(d_model, eps) if final_norm else None
+        self.layers, self.norm = _stack(DecoderLayer, n_layers, d_model, n_heads, d_ff, dropout,
+                                        norm_first, activation, final_norm, eps)
 
     def forward(self, x, memory, mask=None, memory_mask=None, need_weights: bool = False):
         weights = []
