@@ -7,7 +7,25 @@ STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
 
-.PHONY: setup test test-package book execute lab bench clean
+# --- The numeric environment ------------------------------------------------------------------
+# What decides floating-point results, pinned here and nowhere else. Every target below
+# (`execute` stores outputs, `test` compares them, `.ci/run` calls both) inherits it, so a
+# re-run on any x86-64 machine with AVX2 gives the stored numbers bit for bit.
+#   ATEN_CPU_CAPABILITY  PyTorch's own kernels: AVX2, not AVX-512 (picked by the CPU otherwise;
+#                        the two round differently and training trajectories part ways).
+#   MKL_CBWR             MKL's matmul code path: AVX2 (exists on every AVX2 machine).
+#   ONEDNN_MAX_CPU_ISA   oneDNN (convolutions, some fused ops): no newer ISA than AVX2.
+#   OMP_NUM_THREADS, MKL_NUM_THREADS
+#                        one thread per kernel: the reduction order then does not depend on the
+#                        core count, and two pytest workers do not oversubscribe two cores.
+# tests/test_numerics.py checks that these take effect; tests/conftest.py refuses to compare
+# notebook outputs under any other setting. `make lab` is left unpinned: readers get all their
+# cores and numbers that differ slightly from the stored ones.
+NUMERICS := ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 \
+            OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+PINNED   := env $(NUMERICS)
+
+.PHONY: setup test test-package lint book execute sync twins lab bench clean
 
 setup: $(STAMP)
 
@@ -18,29 +36,53 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $(STAMP)
 
 # The package tests and every chapter re-run cell by cell by nbval, outputs compared.
+# Prints the slowest items and each notebook's total time.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile $(NBVAL)
+	$(PINNED) $(BIN)/python -m pytest -n $(JOBS) --dist loadfile $(NBVAL) --durations=10
 
 # The package tests alone (seconds).
 test-package: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(PINNED) $(BIN)/python -m pytest tests
+
+# ruff on the package, tests, benchmarks, data script and notebooks (chapters at 79 columns:
+# chapters/ruff.toml).
+lint: $(STAMP)
+	$(BIN)/ruff check code tests benchmarks data/build.py chapters
 
 # The HTML book from the stored outputs; warnings are errors.
 book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "The book: file://$(CURDIR)/_build/html/index.html"
 
-# Re-run every chapter top to bottom in a fresh kernel and store its outputs.
-# One notebook: make execute NB=chapters/01_dot_product_attention.ipynb
-NB ?= $(sort $(wildcard chapters/*.ipynb))
-execute: $(STAMP)
+# Chapters are written in their text twins, chapters/text/NN_topic.md (MyST Markdown, jupytext).
+# `make sync` brings each notebook's cells in line with its twin (a new twin makes a new
+# notebook), keeping the stored outputs of unchanged cells; `make execute` syncs, then re-runs
+# every chapter in a fresh kernel and stores its outputs.
+# One chapter: make execute NB=chapters/01_dot_product_attention.ipynb
+NB ?= $(patsubst chapters/text/%.md,chapters/%.ipynb,$(sort $(wildcard chapters/text/*.md)))
+sync: $(STAMP)
+	@for nb in $(NB); do \
+	  md=chapters/text/$$(basename $$nb .ipynb).md; \
+	  test -f $$md || { echo "no twin $$md for $$nb (make twins NB=$$nb)"; exit 1; }; \
+	  if [ -f $$nb ]; then update=--update; else update=; fi; \
+	  $(BIN)/jupytext --quiet $$update --to ipynb -o $$nb $$md || exit 1; \
+	done
+
+execute: sync
 	@for nb in $(NB); do \
 	  echo "executing $$nb"; \
 	  start=$$(date +%s); \
-	  $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	  $(PINNED) $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=1200 --ExecutePreprocessor.kernel_name=python3 \
 	    --ExecutePreprocessor.record_timing=False $$nb || exit 1; \
 	  echo "  $$(( $$(date +%s) - start )) s"; \
+	done
+
+# Write the twin of a notebook that has none (once; from then on the twin is the source).
+twins: $(STAMP)
+	@for nb in $(wildcard chapters/*.ipynb); do \
+	  md=chapters/text/$$(basename $$nb .ipynb).md; \
+	  test -f $$md || $(BIN)/jupytext --quiet --to md:myst -o $$md $$nb; \
 	done
 
 lab: $(STAMP)

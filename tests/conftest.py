@@ -17,3 +17,22 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+_notebook_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Adds up each notebook's cell times (nbval items) for the summary below."""
+    if report.when == "call" and ".ipynb::" in report.nodeid:
+        name = report.nodeid.split("::")[0]
+        _notebook_seconds[name] = _notebook_seconds.get(name, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _notebook_seconds:
+        return
+    terminalreporter.section("time per notebook (nbval, sum of cell times)")
+    for name, seconds in sorted(_notebook_seconds.items()):
+        terminalreporter.write_line(f"{seconds:7.1f} s  {name}")
+    terminalreporter.write_line(f"{sum(_notebook_seconds.values()):7.1f} s  total")

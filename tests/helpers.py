@@ -1,6 +1,7 @@
 """Shared test helpers (importable: pytest puts tests/ on sys.path)."""
 
 import pytest
+
 from minformer.checks import CheckFailed
 
 

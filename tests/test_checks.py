@@ -3,6 +3,7 @@ message that says what is wrong."""
 
 import numpy as np
 from helpers import rejects
+
 from minformer.attention import dot_product_attention, softmax
 from minformer.checks import check_attention, check_softmax
 

@@ -3,6 +3,7 @@ that says what is wrong."""
 
 import torch
 from helpers import rejects
+
 from minformer.blocks import LayerNorm
 from minformer.checks import check_encoder_layer, check_layer_norm
 

@@ -4,6 +4,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from helpers import rejects
+
 from minformer.checks import (
     check_analogy,
     check_negative_sampling_loss,

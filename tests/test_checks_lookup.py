@@ -4,6 +4,7 @@ message that names them."""
 import numpy as np
 import torch
 from helpers import rejects as reject_with
+
 from minformer.attention import softmax
 from minformer.checks import check_nadaraya_watson
 from minformer.checks.lookup import _nadaraya_watson

@@ -7,6 +7,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from helpers import rejects
+
 from minformer.attention import scaled_dot_product_attention
 from minformer.checks import check_causal_mask, check_masked_attention
 from minformer.masks import causal_mask, to_additive_mask

@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+
 from minformer.attention import scaled_dot_product_attention
 from minformer.checks import CheckFailed, check_multi_head_attention, check_split_heads
 from minformer.multihead import MultiHeadAttention

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 from helpers import rejects as reject_with
+
 from minformer.checks import check_sinusoidal
 from minformer.positional import sinusoidal_encoding
 

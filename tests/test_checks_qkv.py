@@ -6,6 +6,7 @@ import math
 import numpy as np
 import torch
 from helpers import rejects as reject_with
+
 from minformer.attention import scaled_dot_product_attention, softmax
 from minformer.checks import check_qkv_attention
 from minformer.checks.qkv import _qkv_attention

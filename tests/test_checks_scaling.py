@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from helpers import rejects as reject_with
+
 from minformer.attention import scaled_dot_product_attention
 from minformer.checks import check_scaled_attention
 

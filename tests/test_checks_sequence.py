@@ -6,6 +6,7 @@ from collections import Counter
 import numpy as np
 import torch
 from helpers import rejects
+
 from minformer.checks import check_bigram_perplexity, check_bptt
 from minformer.checks.sequence import bigram_perplexity_reference
 

@@ -6,6 +6,7 @@ from collections import Counter
 from itertools import pairwise
 
 from helpers import rejects
+
 from minformer.checks import check_apply_merges, check_count_pairs
 
 # -- check_count_pairs -----------------------------------------------------------------------

@@ -13,6 +13,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+
 from minformer import data
 from minformer.utils import data_dir
 

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import jupytext
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -14,6 +15,10 @@ CHAPTERS = sorted((REPO / "chapters").glob("*.ipynb"))
 IDS = [p.stem for p in CHAPTERS]
 # an absolute path of three or more parts outside a URL: differs between machines
 MACHINE_PATH = re.compile(r"(?<![\w:/.])/(?:[\w.-]+/){2,}[\w.-]+")
+# a stored notebook above this is bloated (figures at too high a resolution, long logs)
+MAX_BYTES = 2 * 1024 * 1024
+# cell metadata that execution writes and a twin does not carry
+RUNTIME_METADATA = {"execution", "collapsed", "scrolled"}
 
 
 def load(path):
@@ -129,3 +134,37 @@ def test_plots_end_with_show(path):
         src = source(cell)
         if "plt." in src and ("plt.subplots" in src or "plt.figure" in src):
             assert "plt.show()" in src, f"{path.name} code cell {i} draws but never calls plt.show()"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_stored_size_stays_reasonable(path):
+    size = path.stat().st_size
+    assert size < MAX_BYTES, f"{path.name}: {size // 1024} KiB stored (limit {MAX_BYTES // 1024})"
+
+
+def test_every_notebook_has_a_twin_and_every_twin_a_notebook():
+    twins = {p.stem for p in (REPO / "chapters" / "text").glob("*.md")}
+    notebooks = set(IDS)
+    assert notebooks - twins == set(), f"notebooks without a text twin: {sorted(notebooks - twins)}"
+    assert twins - notebooks == set(), (
+        f"twins without a notebook: {sorted(twins - notebooks)} (run `make execute NB=...`)")
+
+
+def _cell_key(cell):
+    metadata = {k: v for k, v in dict(cell.get("metadata", {})).items()
+                if k not in RUNTIME_METADATA}
+    return cell["cell_type"], source(cell) if isinstance(cell["source"], list) else cell["source"], metadata
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_notebook_agrees_with_its_text_twin(path):
+    twin = REPO / "chapters" / "text" / f"{path.stem}.md"
+    if not twin.exists():
+        pytest.skip("no twin (reported by the test above)")
+    stored = [_cell_key(c) for c in load(path)["cells"]]
+    written = [_cell_key(c) for c in jupytext.read(twin)["cells"]]
+    hint = f"edit the twin and run `make execute NB=chapters/{path.name}`"
+    assert len(stored) == len(written), (
+        f"{path.name} has {len(stored)} cells, its twin {len(written)}: {hint}")
+    for i, (a, b) in enumerate(zip(stored, written)):
+        assert a == b, f"{path.name} cell {i} differs from its twin ({a[0]}: {a[1][:60]!r}): {hint}"

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from minformer.rnn import AdditiveAttention, Seq2SeqGRU, sequence_loss
 
 PAD, BOS, EOS = 0, 1, 2

@@ -10,6 +10,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from minformer.tokenizer import (
     DEFAULT_SPECIAL_TOKENS,
     PATTERN,

@@ -53,7 +53,7 @@ def test_timer_measures_elapsed_time():
     assert running <= t.seconds
     assert "s)" in repr(t)
     with pytest.raises(RuntimeError, match="never started"):
-        Timer().seconds
+        _ = Timer().seconds
 
 
 def test_data_dir_finds_repository_data(monkeypatch):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+
 from minformer.word2vec import (
     CBOW,
     SkipGram,
@@ -22,7 +23,6 @@ from minformer.word2vec import (
     train_word2vec,
     unigram_table,
 )
-
 
 
 def two_topic_corpus(n_sentences=600, seed=0):
