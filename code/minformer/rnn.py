@@ -12,13 +12,16 @@ Without attention (``attention=False``) the decoder only sees the encoder's fina
 sentence squeezed through one fixed-size vector, the "bottleneck" that attention removed.
 
 Masks follow the book's convention: bool, True = real token / may attend. Rows are tokens, and
-every sequence tensor is batch-first: ``(batch, t, d)``.
+every sequence tensor is batch-first: ``(batch, t, d)``. The loss is
+:func:`minformer.train.sequence_loss`.
 """
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+# sequence_loss moved to minformer.train (one loss for every model); importable here as before
+from .train import sequence_loss  # noqa: F401
 
 
 class AdditiveAttention(nn.Module):
@@ -339,21 +342,3 @@ class Seq2SeqGRU(nn.Module):
         if not return_attention:
             return ids
         return ids, (torch.stack(weights, dim=1) if self.attention else None)
-
-
-def sequence_loss(logits, tgt_out, pad_id: int = 0, label_smoothing: float = 0.0):
-    """Mean cross-entropy over the real target tokens (positions where tgt_out != pad_id).
-
-    logits: (batch, t_tgt, vocab)   tgt_out: (batch, t_tgt) ids. Returns a scalar.
-    """
-    if logits.ndim != 3 or tuple(logits.shape[:2]) != tuple(tgt_out.shape):
-        raise ValueError(
-            f"logits (batch, t_tgt, vocab) and tgt_out (batch, t_tgt) disagree: "
-            f"logits {tuple(logits.shape)}, tgt_out {tuple(tgt_out.shape)}"
-        )
-    return F.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]),  # (batch·t_tgt, vocab)
-        tgt_out.reshape(-1),  # (batch·t_tgt,)
-        ignore_index=pad_id,
-        label_smoothing=label_smoothing,
-    )

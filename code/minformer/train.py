@@ -1,0 +1,201 @@
+"""One plain training loop for every model from chapter 12 on, and what it needs.
+
+- :func:`sequence_loss` — cross-entropy over real (non-padding) target tokens, optionally
+  label-smoothed.
+- :func:`warmup_inverse_sqrt` — the learning-rate multiplier of "Attention Is All You Need":
+  linear warmup, then decay as 1/√step.
+- :func:`train` — a function, not a framework: draws batches, computes the loss you give it,
+  steps the optimizer under the schedule, clips gradients, shows tqdm progress, calls an
+  evaluation callback, stops after ``steps`` or ``max_seconds``, and returns a
+  :class:`History` of what happened.
+"""
+
+import itertools
+import math
+import time
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+
+def sequence_loss(logits, tgt_out, pad_id: int = 0, label_smoothing: float = 0.0):
+    """Mean cross-entropy over the real target tokens (positions where tgt_out != pad_id).
+
+    logits: (batch, t, vocab)   tgt_out: (batch, t) ids. Returns a scalar.
+    With label smoothing ε the target distribution puts 1 - ε on the right token and spreads ε
+    uniformly over the whole vocabulary (PyTorch's convention).
+    """
+    if logits.ndim != 3 or tuple(logits.shape[:2]) != tuple(tgt_out.shape):
+        raise ValueError(
+            f"logits (batch, t_tgt, vocab) and tgt_out (batch, t_tgt) disagree: "
+            f"logits {tuple(logits.shape)}, tgt_out {tuple(tgt_out.shape)}"
+        )
+    if not 0.0 <= label_smoothing < 1.0:
+        raise ValueError(f"label_smoothing must lie in [0, 1); got {label_smoothing}")
+    return F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]).float(),  # (batch·t, vocab)
+        tgt_out.reshape(-1),  # (batch·t,)
+        ignore_index=pad_id,
+        label_smoothing=label_smoothing,
+    )
+
+
+def warmup_inverse_sqrt(step: int, warmup: int) -> float:
+    """Learning-rate multiplier at optimizer step ``step`` (0-based): rises linearly to 1 over
+    ``warmup`` steps, then falls as √(warmup / step). The peak learning rate is the optimizer's.
+
+    (The paper's lr = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) is this multiplier times
+    a peak of d_model^-0.5 · warmup^-0.5.) warmup = 0: constant 1.
+    """
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be an int ≥ 0; got {warmup!r}")
+    n = step + 1
+    if warmup == 0:
+        return 1.0
+    return min(n / warmup, math.sqrt(warmup / n))
+
+
+@dataclass
+class History:
+    """What :func:`train` did: per step the loss and learning rate; the evaluations
+    ``(step, training seconds so far, value)``; the training time ``seconds`` (evaluations not
+    included: they take ``eval_seconds``); and the tokens counted (if the loss function
+    returned them)."""
+
+    losses: list = field(default_factory=list)
+    lrs: list = field(default_factory=list)
+    evals: list = field(default_factory=list)
+    seconds: float = 0.0
+    eval_seconds: float = 0.0
+    tokens: int = 0
+
+    @property
+    def steps(self) -> int:
+        return len(self.losses)
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else float("nan")
+
+    def smoothed(self, window: int = 50) -> list:
+        """The loss averaged over the last ``window`` steps at each step (for plots)."""
+        out, total = [], 0.0
+        for i, x in enumerate(self.losses):
+            total += x
+            if i >= window:
+                total -= self.losses[i - window]
+            out.append(total / min(i + 1, window))
+        return out
+
+
+def _batches(data):
+    """An endless stream of batches: re-iterates ``data`` (or calls it, if it is a function
+    that returns a fresh iterable each epoch) whenever it runs out."""
+    for epoch in itertools.count():
+        iterable = data(epoch) if callable(data) else data
+        empty = True
+        for batch in iterable:
+            empty = False
+            yield batch
+        if empty:
+            raise ValueError("the training data yielded no batch")
+
+
+def train(
+    model: torch.nn.Module,
+    data: Iterable | Callable,
+    loss_fn: Callable,
+    optimizer: torch.optim.Optimizer,
+    *,
+    steps: int | None = None,
+    max_seconds: float | None = None,
+    warmup: int = 0,
+    clip: float | None = 1.0,
+    eval_fn: Callable | None = None,
+    eval_every: int = 0,
+    autocast_dtype: torch.dtype | None = None,
+    progress: bool = True,
+    desc: str = "training",
+) -> History:
+    """Train ``model`` until ``steps`` optimizer steps or ``max_seconds`` have passed (whichever
+    comes first; at least one must be given).
+
+    data        an iterable of batches (re-iterated as often as needed), or a function
+                ``epoch -> iterable`` (to reshuffle each epoch)
+    loss_fn     ``(model, batch) -> loss`` or ``-> (loss, n_tokens)``; n_tokens feeds tokens/s
+    optimizer   its learning rate is the peak; the schedule multiplies it by
+                :func:`warmup_inverse_sqrt` (``warmup`` = 0: constant)
+    clip        max global gradient norm (None: no clipping)
+    eval_fn     ``model -> float``, called every ``eval_every`` steps and at the end, in eval
+                mode under no_grad (then back to training mode); its time does not count
+                towards ``max_seconds``
+    autocast_dtype  e.g. torch.bfloat16: run forward and loss under ``torch.autocast`` on the
+                model's device (weights and optimizer stay fp32)
+    """
+    if steps is None and max_seconds is None:
+        raise ValueError("give steps=..., max_seconds=..., or both")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise ValueError(f"steps must be a positive int; got {steps!r}")
+    if max_seconds is not None and not max_seconds > 0:
+        raise ValueError(f"max_seconds must be > 0; got {max_seconds!r}")
+    if eval_every and eval_fn is None:
+        raise ValueError("eval_every needs an eval_fn")
+    device = next(model.parameters()).device
+    base_lrs = [g["lr"] for g in optimizer.param_groups]
+    cast = (torch.autocast(device.type, dtype=autocast_dtype) if autocast_dtype is not None
+            else nullcontext())
+    history = History()
+
+    def training_seconds():
+        return time.perf_counter() - start - history.eval_seconds
+
+    def evaluate():
+        t0 = time.perf_counter()
+        model.eval()
+        with torch.no_grad():
+            value = float(eval_fn(model))
+        model.train()
+        history.evals.append((history.steps, training_seconds() - (time.perf_counter() - t0),
+                              value))
+        history.eval_seconds += time.perf_counter() - t0
+        return value
+
+    model.train()
+    bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=1.0)
+    start = time.perf_counter()
+    for batch in _batches(data):
+        factor = warmup_inverse_sqrt(history.steps, warmup)
+        for group, lr in zip(optimizer.param_groups, base_lrs):
+            group["lr"] = lr * factor
+        with cast:
+            out = loss_fn(model, batch)
+        loss, n_tokens = out if isinstance(out, tuple) else (out, 0)
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"the loss became {loss.item()} at step {history.steps}: "
+                                     f"lower the learning rate or clip gradients")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        optimizer.step()
+        history.losses.append(loss.item())
+        history.lrs.append(optimizer.param_groups[0]["lr"])
+        history.tokens += int(n_tokens)
+        bar.update(1)
+        bar.set_postfix(loss=f"{history.losses[-1]:.3f}", refresh=False)
+        if eval_every and history.steps % eval_every == 0:
+            evaluate()
+        if (steps is not None and history.steps >= steps) or (
+                max_seconds is not None and training_seconds() >= max_seconds):
+            break
+    history.seconds = training_seconds()
+    bar.close()
+    for group, lr in zip(optimizer.param_groups, base_lrs):  # leave the peak lr behind
+        group["lr"] = lr
+    if eval_fn is not None and (not history.evals or history.evals[-1][0] != history.steps):
+        evaluate()
+    return history

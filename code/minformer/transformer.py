@@ -1,0 +1,287 @@
+"""The three ways to assemble the same blocks into a model (chapter 12):
+
+- :class:`Transformer` — encoder-decoder ("Attention Is All You Need"): the encoder reads the
+  source with bidirectional self-attention; the decoder reads the target so far with causal
+  self-attention and the source through cross-attention (queries from the decoder, keys and
+  values from the encoder's output).
+- :class:`EncoderOnly` — one bidirectional stack (BERT): every token sees every other; trained
+  to fill in masked tokens.
+- :class:`DecoderOnly` — one causal stack (GPT): token i sees tokens ≤ i; trained to predict the
+  next token, and generates text one token at a time.
+
+All three are built from one frozen :class:`TransformerConfig` and the layers of
+:mod:`minformer.blocks`. Token ids go in, logits come out:
+
+    embedding (vocab, d_model) · √d_model + positions → dropout → layers → logits
+
+The output projection is *position-wise*: the same (d_model → vocab) map is applied to every
+position, giving (batch, t, vocab) logits, and by default its matrix is the embedding matrix
+itself (``tie_embeddings``). It is not one big layer over the flattened (t · d_model) sequence.
+
+Masks are bool, True = may attend (:mod:`minformer.masks`); padding is found from ``pad_id``.
+"""
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .blocks import Decoder, Encoder
+from .masks import causal_mask, padding_mask
+from .positional import LearnedPositions, SinusoidalPositions
+
+
+def _positive_int(config, name):
+    v = getattr(config, name)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"TransformerConfig.{name} must be a positive int; got {v!r}")
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Every size and switch of a model, checked when made.
+
+    vocab_size      source vocabulary (the only vocabulary of EncoderOnly/DecoderOnly)
+    tgt_vocab_size  target vocabulary of the encoder-decoder; None: the same vocabulary as the
+                    source (one shared tokenizer), and then one embedding matrix serves source
+                    and target (and the output projection too, when ``tie_embeddings``)
+    d_model, n_heads, d_ff     width, heads (d_model % n_heads == 0), FFN hidden size
+    n_layers        layers of each stack (EncoderOnly, DecoderOnly, the encoder)
+    n_decoder_layers  the encoder-decoder's decoder layers (None: n_layers)
+    dropout         after embeddings, inside attention, FFN and residual branches
+    max_len         longest sequence the positions cover
+    norm_first      pre-norm (True) or post-norm (False, the original paper)
+    final_norm      LayerNorm after the last layer (None: only for pre-norm, as in GPT-2;
+                    nn.Transformer always adds one)
+    positions       "sinusoidal" (fixed) or "learned"
+    pad_id, bos_id, eos_id     special token ids
+    tie_embeddings  output projection = embedding matrix (Press & Wolf, 2017)
+    activation      "relu" or "gelu"
+    """
+
+    vocab_size: int
+    tgt_vocab_size: int | None = None
+    d_model: int = 128
+    n_heads: int = 4
+    d_ff: int = 512
+    n_layers: int = 2
+    n_decoder_layers: int | None = None
+    dropout: float = 0.1
+    max_len: int = 256
+    norm_first: bool = False
+    final_norm: bool | None = None
+    positions: str = "sinusoidal"
+    pad_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    tie_embeddings: bool = True
+    activation: str = "relu"
+
+    def __post_init__(self):
+        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "n_layers", "max_len"):
+            _positive_int(self, name)
+        for name in ("tgt_vocab_size", "n_decoder_layers"):
+            if getattr(self, name) is not None:
+                _positive_int(self, name)
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: "
+                             f"each head gets d_model / n_heads features")
+        if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
+            raise ValueError(f"dropout must lie in [0, 1); got {self.dropout!r}")
+        if self.positions not in ("sinusoidal", "learned"):
+            raise ValueError(f"positions must be 'sinusoidal' or 'learned'; got {self.positions!r}")
+        if self.activation not in ("relu", "gelu"):
+            raise ValueError(f"activation must be 'relu' or 'gelu'; got {self.activation!r}")
+        for name in ("norm_first", "tie_embeddings"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
+        if self.final_norm is not None and not isinstance(self.final_norm, bool):
+            raise ValueError(f"final_norm must be True, False or None; got {self.final_norm!r}")
+        ids = {"pad_id": self.pad_id, "bos_id": self.bos_id, "eos_id": self.eos_id}
+        smallest = min(self.vocab_size, self.tgt_vocab or self.vocab_size)
+        for name, v in ids.items():
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < smallest:
+                raise ValueError(f"{name}={v!r} must be an id in the vocabulary "
+                                 f"(0 ≤ id < {smallest})")
+        if len(set(ids.values())) < 3:
+            raise ValueError(f"pad_id, bos_id and eos_id must differ; got {ids}")
+
+    @property
+    def tgt_vocab(self) -> int:
+        """The target vocabulary size (the source's when shared)."""
+        return self.tgt_vocab_size or self.vocab_size
+
+    @property
+    def decoder_layers(self) -> int:
+        return self.n_decoder_layers or self.n_layers
+
+
+class TokenEmbedding(nn.Module):
+    """ids (batch, t) → E[ids] · √d_model + positions, then dropout: (batch, t, d_model).
+
+    E is initialized N(0, 1/d_model), so E[ids] · √d_model has unit-variance features, the
+    scale of the sinusoidal positions it is added to, and the tied logits h · Eᵀ start small.
+    """
+
+    def __init__(self, vocab: int, config: TransformerConfig, positions: nn.Module | None = None):
+        super().__init__()
+        self.vocab, self.scale = vocab, math.sqrt(config.d_model)
+        self.weight = nn.Parameter(torch.randn(vocab, config.d_model) / self.scale)  # E
+        if positions is None:
+            cls = SinusoidalPositions if config.positions == "sinusoidal" else LearnedPositions
+            positions = cls(config.max_len, config.d_model)
+        self.positions = positions
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, ids):
+        x = F.embedding(ids, self.weight) * self.scale  # (batch, t, d_model)
+        return self.dropout(self.positions(x))  # (batch, t, d_model)
+
+
+def _check_ids(ids, vocab: int, name: str, max_len: int):
+    if not isinstance(ids, torch.Tensor) or ids.ndim != 2:
+        raise ValueError(f"{name} must be a (batch, t) tensor of token ids; got "
+                         f"{type(ids).__name__} of shape {tuple(getattr(ids, 'shape', ()))}")
+    if ids.dtype.is_floating_point or ids.dtype == torch.bool or ids.is_complex():
+        raise TypeError(f"{name} must hold integer token ids; got dtype {ids.dtype}")
+    if ids.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {tuple(ids.shape)}")
+    if ids.shape[1] > max_len:
+        raise ValueError(f"{name} has t={ids.shape[1]} tokens, more than max_len={max_len}")
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab):
+        raise ValueError(f"{name} holds ids outside the vocabulary 0..{vocab - 1}: "
+                         f"min {int(ids.min())}, max {int(ids.max())}")
+
+
+def _project(h, embedding: TokenEmbedding, out: nn.Linear | None):
+    """Position-wise output projection: (batch, t, d_model) → (batch, t, vocab)."""
+    if out is None:  # tied: logits = h Eᵀ
+        return F.linear(h, embedding.weight)  # (batch, t, vocab)
+    return out(h)  # (batch, t, vocab)
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer.
+
+    encode(src (batch, s), src_mask=None) → memory (batch, s, d_model)
+    decode(tgt (batch, t), memory, src_mask=None, need_weights=False) → logits (batch, t, vocab)
+        (and the list of each decoder layer's cross-attention weights (batch, heads, t, s))
+    forward(src, tgt) = decode(tgt, encode(src)): teacher forcing, all positions in parallel.
+
+    src_mask defaults to :meth:`source_mask` (padding from ``pad_id``), shape (batch, 1, 1, s).
+    The decoder's self-attention mask is causal & target padding, (batch, 1, t, t).
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"Transformer needs a TransformerConfig; got {type(config).__name__}")
+        c = self.config = config
+        self.src_embed = TokenEmbedding(c.vocab_size, c)
+        # one shared vocabulary: the source embedding serves the target too
+        shared = c.tgt_vocab_size is None
+        self.tgt_embed = self.src_embed if shared else TokenEmbedding(c.tgt_vocab, c)
+        common = dict(d_model=c.d_model, n_heads=c.n_heads, d_ff=c.d_ff, dropout=c.dropout,
+                      norm_first=c.norm_first, activation=c.activation, final_norm=c.final_norm)
+        self.encoder = Encoder(c.n_layers, **common)
+        self.decoder = Decoder(c.decoder_layers, **common)
+        self.out = None if c.tie_embeddings else nn.Linear(c.d_model, c.tgt_vocab)
+
+    def source_mask(self, src):
+        """(batch, 1, 1, s) bool: True at real source tokens (src != pad_id)."""
+        return padding_mask(tokens=src, pad_id=self.config.pad_id)
+
+    def target_mask(self, tgt):
+        """(batch, 1, t, t) bool: causal, and never a padding key."""
+        t = tgt.shape[1]
+        pad = padding_mask(tokens=tgt, pad_id=self.config.pad_id)  # (batch, 1, 1, t)
+        return causal_mask(t, device=tgt.device) & pad  # (batch, 1, t, t)
+
+    def encode(self, src, src_mask=None):
+        _check_ids(src, self.config.vocab_size, "src", self.config.max_len)
+        src_mask = self.source_mask(src) if src_mask is None else src_mask
+        return self.encoder(self.src_embed(src), src_mask)  # (batch, s, d_model)
+
+    def decode(self, tgt, memory, src_mask=None, need_weights: bool = False):
+        _check_ids(tgt, self.config.tgt_vocab, "tgt", self.config.max_len)
+        if not isinstance(memory, torch.Tensor) or memory.ndim != 3 or memory.shape[0] != tgt.shape[0]:
+            raise ValueError(f"memory must be (batch={tgt.shape[0]}, s, d_model); got shape "
+                             f"{tuple(memory.shape)}")
+        y = self.tgt_embed(tgt)  # (batch, t, d_model)
+        out = self.decoder(y, memory, self.target_mask(tgt), src_mask, need_weights=need_weights)
+        if need_weights:
+            h, weights = out
+            return _project(h, self.tgt_embed, self.out), weights
+        return _project(out, self.tgt_embed, self.out)  # (batch, t, vocab)
+
+    def forward(self, src, tgt, src_mask=None, need_weights: bool = False):
+        _check_ids(src, self.config.vocab_size, "src", self.config.max_len)
+        src_mask = self.source_mask(src) if src_mask is None else src_mask
+        memory = self.encode(src, src_mask)
+        return self.decode(tgt, memory, src_mask, need_weights=need_weights)
+
+
+class EncoderOnly(nn.Module):
+    """Bidirectional stack (BERT-style): forward(ids (batch, t)) → logits (batch, t, vocab).
+
+    The only mask is padding: every real token attends to every real token, in both directions.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"EncoderOnly needs a TransformerConfig; got {type(config).__name__}")
+        c = self.config = config
+        self.embed = TokenEmbedding(c.vocab_size, c)
+        self.encoder = Encoder(c.n_layers, c.d_model, c.n_heads, c.d_ff, c.dropout,
+                               c.norm_first, c.activation, c.final_norm)
+        self.out = None if c.tie_embeddings else nn.Linear(c.d_model, c.vocab_size)
+
+    def mask(self, ids):
+        """(batch, 1, 1, t) bool: True at real tokens."""
+        return padding_mask(tokens=ids, pad_id=self.config.pad_id)
+
+    def hidden(self, ids):
+        """The contextual vectors (batch, t, d_model) before the output projection."""
+        _check_ids(ids, self.config.vocab_size, "ids", self.config.max_len)
+        return self.encoder(self.embed(ids), self.mask(ids))
+
+    def forward(self, ids):
+        return _project(self.hidden(ids), self.embed, self.out)  # (batch, t, vocab)
+
+
+class DecoderOnly(nn.Module):
+    """Causal stack (GPT-style language model): forward(ids (batch, t)) → logits (batch, t,
+    vocab), where logits[:, i] predicts token i + 1 from tokens 0..i only.
+
+    The layers are encoder layers (self-attention and FFN, no cross-attention: there is no
+    source) under a causal mask.
+    """
+
+    def __init__(self, config: TransformerConfig):
+        super().__init__()
+        if not isinstance(config, TransformerConfig):
+            raise TypeError(f"DecoderOnly needs a TransformerConfig; got {type(config).__name__}")
+        c = self.config = config
+        self.embed = TokenEmbedding(c.vocab_size, c)
+        self.layers = Encoder(c.n_layers, c.d_model, c.n_heads, c.d_ff, c.dropout,
+                              c.norm_first, c.activation, c.final_norm)
+        self.out = None if c.tie_embeddings else nn.Linear(c.d_model, c.vocab_size)
+
+    def mask(self, ids):
+        """(batch, 1, t, t) bool: causal, and never a padding key."""
+        t = ids.shape[1]
+        return causal_mask(t, device=ids.device) & padding_mask(tokens=ids,
+                                                                 pad_id=self.config.pad_id)
+
+    def forward(self, ids):
+        _check_ids(ids, self.config.vocab_size, "ids", self.config.max_len)
+        h = self.layers(self.embed(ids), self.mask(ids))  # (batch, t, d_model)
+        return _project(h, self.embed, self.out)  # (batch, t, vocab)
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of trained numbers in ``model`` (a tied matrix counts once)."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -1,0 +1,149 @@
+"""minformer.train: the loss, the schedule and the one training loop."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from minformer.train import History, sequence_loss, train, warmup_inverse_sqrt
+
+
+def test_sequence_loss_ignores_padding_and_smooths_labels():
+    torch.manual_seed(0)
+    logits = torch.randn(2, 4, 7)
+    tgt = torch.tensor([[3, 4, 0, 0], [5, 6, 1, 0]])
+    real = tgt != 0
+    expected = F.cross_entropy(logits[real], tgt[real])
+    torch.testing.assert_close(sequence_loss(logits, tgt), expected)
+    # label smoothing ε: (1-ε)·CE + ε·mean over the vocabulary of -log p
+    eps = 0.1
+    logp = logits[real].log_softmax(-1)
+    smoothed = ((1 - eps) * -logp.gather(1, tgt[real][:, None])[:, 0] - eps * logp.mean(-1)).mean()
+    torch.testing.assert_close(sequence_loss(logits, tgt, label_smoothing=eps), smoothed)
+    with pytest.raises(ValueError, match=r"logits \(2, 4, 7\), tgt_out \(2, 3\)"):
+        sequence_loss(logits, tgt[:, :3])
+    with pytest.raises(ValueError, match="label_smoothing must lie in"):
+        sequence_loss(logits, tgt, label_smoothing=1.0)
+
+
+def test_sequence_loss_is_importable_from_rnn_as_before():
+    from minformer import rnn
+
+    assert rnn.sequence_loss is sequence_loss
+
+
+def test_warmup_then_inverse_square_root():
+    w = 100
+    f = [warmup_inverse_sqrt(s, w) for s in range(1000)]
+    assert f[0] == pytest.approx(1 / w) and f[w - 1] == pytest.approx(1.0)
+    assert max(f) == pytest.approx(1.0)
+    assert all(a < b for a, b in zip(f[:w - 1], f[1:w]))  # rises
+    assert all(a > b for a, b in zip(f[w:-1], f[w + 1:]))  # then falls
+    assert f[4 * w - 1] == pytest.approx(0.5)  # √(w / 4w)
+    # the paper's formula, d_model^-0.5 · min(n^-0.5, n · w^-1.5), is this times its peak
+    d = 512
+    for n in (1, 50, 100, 400, 4000):
+        paper = d ** -0.5 * min(n ** -0.5, n * w ** -1.5)
+        assert paper == pytest.approx(d ** -0.5 * w ** -0.5 * warmup_inverse_sqrt(n - 1, w))
+    assert warmup_inverse_sqrt(10, 0) == 1.0
+    with pytest.raises(ValueError, match="warmup must be an int"):
+        warmup_inverse_sqrt(0, 2.5)
+
+
+def _regression(n=256, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, 3, generator=g)
+    y = X @ torch.tensor([1.0, -2.0, 0.5]) + 0.3
+    return [(X[i:i + 32], y[i:i + 32]) for i in range(0, n, 32)]
+
+
+def _mse(model, batch):
+    X, y = batch
+    return F.mse_loss(model(X)[:, 0], y), len(y)
+
+
+def test_train_fits_a_line_and_reports_what_happened():
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    evals = []
+    hist = train(model, _regression(), _mse, opt, steps=300, warmup=20, eval_every=100,
+                 eval_fn=lambda m: evals.append(m.training) or 0.0, progress=False)
+    assert isinstance(hist, History) and hist.steps == 300
+    assert hist.losses[-1] < 1e-3 < hist.losses[0]
+    assert hist.tokens == 300 * 32 and hist.tokens_per_second > 0
+    assert [e[0] for e in hist.evals] == [100, 200, 300]
+    assert evals == [False, False, False] and model.training  # evaluated in eval mode
+    assert hist.lrs[0] == pytest.approx(0.05 / 20) and max(hist.lrs) == pytest.approx(0.05)
+    assert opt.param_groups[0]["lr"] == 0.05  # the peak is left behind
+    assert len(hist.smoothed(10)) == 300
+
+
+def test_train_re_iterates_data_and_calls_a_function_each_epoch():
+    epochs = []
+
+    def data(epoch):
+        epochs.append(epoch)
+        return _regression()[:2]
+
+    model = nn.Linear(3, 1)
+    train(model, data, _mse, torch.optim.SGD(model.parameters(), lr=0.01), steps=7,
+          progress=False)
+    assert epochs == [0, 1, 2, 3]
+
+
+def test_train_stops_on_the_time_budget():
+    model = nn.Linear(3, 1)
+    hist = train(model, _regression(), _mse, torch.optim.SGD(model.parameters(), lr=0.01),
+                 max_seconds=0.2, progress=False)
+    assert hist.steps > 1 and 0.2 <= hist.seconds < 2.0
+
+
+def test_clipping_bounds_the_gradient_norm():
+    model = nn.Linear(3, 1)
+    norms = []
+
+    def loss_fn(m, batch):
+        return 1e6 * _mse(m, batch)[0]
+
+    class Spy(torch.optim.SGD):
+        def step(self, closure=None):
+            norms.append(math.sqrt(sum(float(p.grad.pow(2).sum()) for p in model.parameters())))
+            return super().step(closure)
+
+    train(model, _regression(), loss_fn, Spy(model.parameters(), lr=0.0), steps=3, clip=1.0,
+          progress=False)
+    assert max(norms) == pytest.approx(1.0, rel=1e-4)
+
+
+def test_train_runs_under_bf16_autocast_on_cpu():
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    seen = []
+
+    def loss_fn(m, batch):
+        out = m(batch[0])
+        seen.append(out.dtype)
+        return F.mse_loss(out[:, 0].float(), batch[1])
+
+    train(model, _regression(), loss_fn, torch.optim.Adam(model.parameters()), steps=2,
+          autocast_dtype=torch.bfloat16, progress=False)
+    assert seen == [torch.bfloat16] * 2 and model.weight.dtype == torch.float32
+
+
+def test_train_refuses_bad_arguments_and_reports_divergence():
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(ValueError, match="give steps=..., max_seconds=..., or both"):
+        train(model, _regression(), _mse, opt)
+    with pytest.raises(ValueError, match="steps must be a positive int"):
+        train(model, _regression(), _mse, opt, steps=0)
+    with pytest.raises(ValueError, match="eval_every needs an eval_fn"):
+        train(model, _regression(), _mse, opt, steps=1, eval_every=5)
+    with pytest.raises(ValueError, match="yielded no batch"):
+        train(model, [], _mse, opt, steps=1, progress=False)
+    with pytest.raises(FloatingPointError, match="the loss became nan at step 0"):
+        train(model, _regression(), lambda m, b: m(b[0]).sum() * float("nan"), opt, steps=1,
+              progress=False)
