@@ -17,7 +17,7 @@ def good_softmax(z):
 def test_check_softmax_accepts_correct(capsys):
     check_softmax(good_softmax)
     check_softmax(softmax)
-    assert "✓ softmax: 6 cases passed" in capsys.readouterr().out
+    assert "✓ softmax: 13 cases passed" in capsys.readouterr().out
 
 
 def test_check_softmax_rejects_overflow():
@@ -39,15 +39,12 @@ def test_check_softmax_rejects_unnormalized():
 
 
 def test_check_softmax_rejects_stub_none_and_shape():
-    def stub(z):
-        raise NotImplementedError
-    rejects(check_softmax, stub, "NotImplementedError")
     rejects(check_softmax, lambda z: None, "returned None")
     rejects(check_softmax, lambda z: good_softmax(z).ravel(), "expected shape")
 
 
 def test_check_softmax_reports_crash_with_input_shape():
-    rejects(check_softmax, lambda z: z[:, 0], "raised IndexError", "shape (3,)")
+    rejects(check_softmax, lambda z: z[:, 0], "raised IndexError", "z (3,)")
 
 
 # -- check_attention -----------------------------------------------------------------------
@@ -55,7 +52,7 @@ def test_check_softmax_reports_crash_with_input_shape():
 def test_check_attention_accepts_correct(capsys):
     check_attention(lambda X: good_softmax(X @ X.T) @ X)
     check_attention(dot_product_attention)
-    assert "✓ dot-product attention: 5 cases passed" in capsys.readouterr().out
+    assert "✓ dot-product attention: 8 cases passed" in capsys.readouterr().out
 
 
 def test_check_attention_rejects_transposed_output():

@@ -27,7 +27,7 @@ def test_check_layer_norm_accepts_correct(capsys):
             m.bias.copy_(b)
             return m(x)
     check_layer_norm(package)
-    assert capsys.readouterr().out.count("✓ layer norm: 5 cases passed") == 3
+    assert capsys.readouterr().out.count("✓ layer norm: 9 cases passed") == 3
 
 
 def test_check_layer_norm_rejects_wrong_axis():
@@ -86,8 +86,7 @@ def encoder_layer(x, layer, norm_first):
 
 def test_check_encoder_layer_accepts_correct(capsys):
     check_encoder_layer(encoder_layer)
-    check_encoder_layer(lambda x, layer, norm_first: layer(x))
-    assert capsys.readouterr().out.count("✓ encoder layer: 2 cases passed") == 2
+    assert capsys.readouterr().out.count("✓ encoder layer: 10 cases passed") == 1
 
 
 def test_check_encoder_layer_does_not_disturb_the_callers_seed():

@@ -37,7 +37,7 @@ def make_pairs(lo=1, hi_extra=0, sides=(-1, 1), bounds=True, dedupe=False):
 
 def test_pairs_accepts_correct(capsys):
     check_skipgram_pairs(make_pairs())
-    assert "✓ skipgram_pairs: 6 cases passed" in capsys.readouterr().out
+    assert "✓ skipgram_pairs: 9 cases passed" in capsys.readouterr().out
 
 
 def test_pairs_accepts_the_package_and_any_order():
@@ -85,10 +85,6 @@ def test_pairs_rejects_bad_outputs():
     rejects(check_skipgram_pairs, lambda t, w: {}, "return a list of (center, context)")
     rejects(check_skipgram_pairs, lambda t, w: [(0, 1)], "not a (center, context) pair")
 
-    def stub(t, w):
-        raise NotImplementedError
-    rejects(check_skipgram_pairs, stub, "NotImplementedError")
-
     def crash(t, w):
         return [(t[i], t[i + 1]) for i in range(len(t))]
     rejects(check_skipgram_pairs, crash, "raised IndexError")
@@ -97,7 +93,7 @@ def test_pairs_rejects_bad_outputs():
         pairs = make_pairs()(t, w)
         t.clear()
         return pairs
-    rejects(check_skipgram_pairs, mutates, "changed the token list")
+    rejects(check_skipgram_pairs, mutates, "changed its input `t` in place")
 
 
 # -- check_negative_sampling_loss ----------------------------------------------------------
@@ -118,7 +114,7 @@ def make_loss(neg_sign=-1.0, pos_sign=1.0, k_reduce="sum", b_reduce="mean", flip
 def test_loss_accepts_correct(capsys):
     check_negative_sampling_loss(make_loss())
     check_negative_sampling_loss(package_loss)
-    assert "✓ negative_sampling_loss: 5 cases passed" in capsys.readouterr().out
+    assert "✓ negative_sampling_loss: 9 cases passed" in capsys.readouterr().out
 
 
 def test_loss_rejects_sign_error_in_the_noise_term():
@@ -162,9 +158,6 @@ def test_loss_rejects_non_tensors_and_detached():
     rejects(check_negative_sampling_loss, lambda *a: make_loss()(*a).detach(), "autograd")
     rejects(check_negative_sampling_loss, lambda *a: None, "forget the `return`")
 
-    def stub(*a):
-        raise NotImplementedError
-    rejects(check_negative_sampling_loss, stub, "NotImplementedError")
 
 
 # -- check_analogy -------------------------------------------------------------------------
@@ -184,7 +177,7 @@ def make_analogy(exclude=True, cosine=True, direction=1.0, normalize_offset=True
 
 def test_analogy_accepts_correct(capsys):
     check_analogy(make_analogy())
-    assert "✓ analogy: 5 cases passed" in capsys.readouterr().out
+    assert "✓ analogy: 7 cases passed" in capsys.readouterr().out
 
 
 def test_analogy_accepts_unnormalized_offset_with_cosine_scores():
@@ -192,7 +185,7 @@ def test_analogy_accepts_unnormalized_offset_with_cosine_scores():
 
 
 def test_analogy_agrees_with_the_package():
-    for _, E, words, a, b, c in _analogy_cases():
+    for _, E, words, a, b, c in _analogy_cases(np.random.default_rng(0), 0):
         vocab = Vocab(words, np.arange(len(words), 0, -1))
         assert package_analogy(E, vocab, a, b, c, k=1)[0][0] == analogy_reference(
             E, words, a, b, c)

@@ -18,7 +18,7 @@ def test_causal_mask_accepts_correct(capsys):
     check_causal_mask(causal_mask)
     check_causal_mask(lambda t: torch.tril(torch.ones(t, t)).bool())
     check_causal_mask(lambda t: np.tril(np.ones((t, t), dtype=bool)))  # NumPy bool is fine
-    assert capsys.readouterr().out.count("✓ causal mask: 4 cases passed") == 3
+    assert capsys.readouterr().out.count("✓ causal mask: 7 cases passed") == 3
 
 
 def test_causal_mask_rejects_diagonal_excluded():
@@ -44,9 +44,6 @@ def test_causal_mask_rejects_shape_stub_and_none():
     rejects(check_causal_mask, lambda t: torch.ones(t, t + 1).tril().bool(), "expected shape")
     rejects(check_causal_mask, lambda t: None, "returned None")
 
-    def stub(t):
-        raise NotImplementedError
-    rejects(check_causal_mask, stub, "NotImplementedError")
 
 
 def test_causal_mask_names_a_single_wrong_entry():
@@ -71,7 +68,7 @@ def test_masked_attention_accepts_correct(capsys):
     check_masked_attention(good)
     check_masked_attention(scaled_dot_product_attention)
     check_masked_attention(lambda Q, K, V, m: F.scaled_dot_product_attention(Q, K, V, m))
-    assert capsys.readouterr().out.count("✓ masked attention: 5 cases passed") == 3
+    assert capsys.readouterr().out.count("✓ masked attention: 10 cases passed") == 3
 
 
 def test_masked_attention_rejects_no_mask_as_a_leak():
@@ -130,8 +127,5 @@ def test_masked_attention_rejects_wrong_shape_crash_and_stub():
     rejects(check_masked_attention, lambda Q, K, V, m: good(Q, K, V, m).transpose(-2, -1),
             "expected shape (5, 3)")
     rejects(check_masked_attention, lambda Q, K, V, m: good(Q, K, V, m.float()),
-            "raised TypeError", "mask (5, 5)")
+            "raised TypeError", "m (5, 5)")
 
-    def stub(Q, K, V, mask):
-        raise NotImplementedError
-    rejects(check_masked_attention, stub, "NotImplementedError")

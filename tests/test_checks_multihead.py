@@ -35,7 +35,7 @@ def test_check_split_heads_accepts_correct(capsys):
     # a different correct spelling: einops-style permute + contiguous
     check_split_heads(lambda X, h: X.reshape(*X.shape[:2], h, -1).permute(0, 2, 1, 3),
                       lambda H: H.permute(0, 2, 1, 3).flatten(2))
-    assert capsys.readouterr().out.count("✓ split and merge heads: 5 cases passed") == 2
+    assert capsys.readouterr().out.count("✓ split and merge heads: 8 cases passed") == 2
 
 
 def test_check_split_heads_rejects_reshape_without_transpose():
@@ -58,12 +58,6 @@ def test_check_split_heads_rejects_bad_merge():
             fragments=("merge_heads", "mixes positions"))
     rejects(check_split_heads, split, lambda H: H.transpose(1, 2),
             fragments=("merge_heads", "expected shape"))
-
-
-def test_check_split_heads_rejects_stub():
-    def stub(X, h):
-        raise NotImplementedError
-    rejects(check_split_heads, stub, merge, fragments=("NotImplementedError",))
 
 
 # -- check_multi_head_attention --------------------------------------------------------------
@@ -94,7 +88,7 @@ def test_check_multi_head_attention_accepts_correct(capsys):
         return merge(scaled_dot_product_attention(Q, K, V, mask)) @ W_O
     check_multi_head_attention(with_package_sdpa)
     out = capsys.readouterr().out
-    assert out.count("✓ multi-head attention: 5 cases passed") == 2
+    assert out.count("✓ multi-head attention: 8 cases passed") == 2
 
 
 def test_check_multi_head_attention_agrees_with_the_package_module():

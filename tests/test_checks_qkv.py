@@ -35,7 +35,7 @@ def test_reference_equals_scaled_attention_with_the_scale_undone():
 def test_accepts_correct(capsys):
     check_qkv_attention(good)
     check_qkv_attention(_qkv_attention)
-    assert "✓ QKV attention: 4 cases passed" in capsys.readouterr().out
+    assert "✓ QKV attention: 7 cases passed" in capsys.readouterr().out
 
 
 def test_accepts_torch_outputs():
@@ -109,9 +109,6 @@ def test_rejects_wrong_return_values():
     rejects(lambda *a: good(*a)[::-1], "you returned (A, Y)")
     rejects(lambda *a: None, "returned None")
 
-    def stub(*a):
-        raise NotImplementedError
-    rejects(stub, "NotImplementedError")
 
 
 def test_rejects_overflow():

@@ -29,7 +29,7 @@ def test_accepts_correct_answers(capsys):
     check_scaled_attention(F.scaled_dot_product_attention)
     check_scaled_attention(lambda Q, K, V: attention(Q, K, V).numpy())  # NumPy output is fine
     out = capsys.readouterr().out
-    assert out.count("✓ scaled dot-product attention: 5 cases passed") == 4
+    assert out.count("✓ scaled dot-product attention: 10 cases passed") == 4
 
 
 def test_rejects_missing_scale():
@@ -120,9 +120,6 @@ def test_rejects_overflow():
 
 
 def test_rejects_stub_and_none():
-    def stub(Q, K, V):
-        raise NotImplementedError
-    rejects(stub, "NotImplementedError")
     rejects(lambda Q, K, V: None, "returned None")
 
 

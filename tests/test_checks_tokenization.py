@@ -24,7 +24,7 @@ def test_count_pairs_accepts_correct(capsys):
     check_count_pairs(lambda wf: dict(count_pairs(wf)))  # a plain dict is fine
     check_count_pairs(  # so are explicit zero counts
         lambda wf: {("never", "seen"): 0, **count_pairs(wf)})
-    assert capsys.readouterr().out.count("✓ count_pairs: 7 cases passed") == 3
+    assert capsys.readouterr().out.count("✓ count_pairs: 11 cases passed") == 3
 
 
 def test_count_pairs_rejects_ignoring_frequencies():
@@ -72,9 +72,6 @@ def test_count_pairs_rejects_string_keys_and_bad_returns():
     rejects(check_count_pairs,
             lambda wf: {k: v / 1 for k, v in count_pairs(wf).items()}, "integers")
 
-    def stub(word_freq):
-        raise NotImplementedError
-    rejects(check_count_pairs, stub, "NotImplementedError")
 
 
 def test_count_pairs_rejects_mutating_the_table_and_names_a_wrong_count():
@@ -82,7 +79,7 @@ def test_count_pairs_rejects_mutating_the_table_and_names_a_wrong_count():
         out = count_pairs(word_freq)
         word_freq.clear()
         return out
-    rejects(check_count_pairs, pops, "changed the table")
+    rejects(check_count_pairs, pops, "changed its input `word_freq` in place")
 
     def off_by_one(word_freq):
         out = count_pairs(word_freq)
@@ -127,7 +124,7 @@ def test_apply_merges_accepts_correct(capsys):
     check_apply_merges(apply_in_order)
     check_apply_merges(apply_by_rank)
     check_apply_merges(lambda s, m: tuple(apply_in_order(s, m)))  # any sequence
-    assert capsys.readouterr().out.count("✓ apply_merges: 20 cases passed") == 3
+    assert capsys.readouterr().out.count("✓ apply_merges: 24 cases passed") == 3
 
 
 def test_apply_merges_rejects_overlapping_merges():
@@ -195,6 +192,3 @@ def test_apply_merges_rejects_bad_returns():
     rejects(check_apply_merges, lambda s, m: None, "returned None")
     rejects(check_apply_merges, lambda s, m: s, "expected ['aa', 'a'], got ['a', 'a', 'a']")
 
-    def stub(symbols, merges):
-        raise NotImplementedError
-    rejects(check_apply_merges, stub, "NotImplementedError")

@@ -1,8 +1,22 @@
 """The checker framework: small assertions whose messages teach.
 
 Every helper raises :class:`CheckFailed` (an ``AssertionError``) with a one-line message, and
-:func:`passed` prints the success line. Topic modules build their checkers from these.
+:func:`passed` prints the success line. Topic modules build their checkers from these and wrap
+each public checker in :func:`checker`, which
+
+- runs some cases drawn at random from a fresh seed on every call (a hard-coded answer cannot
+  pass), names that seed when such a case fails and how to re-run exactly that check;
+- turns an unfilled stub (``raise NotImplementedError``) into one friendly line, not an error,
+  so that "Run all" reaches the end of a chapter;
+- prints the success line, whose text never depends on the seed (notebooks store it).
+
+:func:`call` runs the reader's function and fails if it changed any of its inputs in place.
 """
+
+import copy
+import functools
+import inspect
+import secrets
 
 import numpy as np
 import torch
@@ -10,6 +24,14 @@ import torch
 
 class CheckFailed(AssertionError):
     """A reader's answer is wrong; the message says what and where to look."""
+
+
+class NotWritten(Exception):  # noqa: N818 (a signal, not an error)
+    """The reader's function is still the stub: it raised NotImplementedError."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
 
 
 def fail(message: str):
@@ -21,6 +43,149 @@ def passed(name: str, n_cases: int) -> None:
     print(f"✓ {name}: {n_cases} cases passed")
 
 
+def not_written(name: str) -> None:
+    """Print the line an unfilled stub gets instead of an error."""
+    print(f"… not written yet: fill in {name} above, then run this cell again")
+
+
+def fn_name(fn) -> str:
+    name = getattr(fn, "__name__", None)
+    return "your function" if not name or name == "<lambda>" else name
+
+
+_last_call = {"label": ""}  # the case the reader's function last ran on (see checker)
+
+
+def random_name(seed: int, what: str) -> str:
+    """The name of a case drawn at random; the seed in it lets the reader reproduce it."""
+    return f"a random case (seed {seed}): {what}"
+
+
+def checker(title: str):
+    """Wrap ``check(*fns, rng, seed) -> n_cases`` into the public checker
+    ``check_x(*fns, seed=None)``: a fresh seed per call, the stub line, the success line."""
+
+    def wrap(check):
+        @functools.wraps(check)
+        def public(*fns, seed: int | None = None):
+            if seed is None:
+                seed = secrets.randbelow(2**31)
+            _last_call["label"] = ""
+            try:
+                n = check(*fns, rng=np.random.default_rng(seed), seed=seed)
+            except NotWritten as e:
+                not_written(e.name)
+                return None
+            except NotImplementedError:  # raised outside call(): name the first function
+                not_written(fn_name(fns[0]) if fns else "the function")
+                return None
+            except CheckFailed as e:
+                message = str(e)
+                tag = f"(seed {seed})"
+                if tag in message or tag in _last_call["label"]:
+                    if tag not in message:
+                        message = f"on {_last_call['label']}: {message}"
+                    names = ", ".join(fn_name(f) for f in fns)
+                    message += (f" [to re-run this very case: {public.__name__}({names}, "
+                                f"seed={seed})]")
+                    raise CheckFailed(message) from None
+                raise
+            passed(title, n)
+            return None
+
+        return public
+
+    return wrap
+
+
+# ---------------------------------------------------------------------------- inputs unchanged
+def snapshot(x):
+    """A deep copy of an argument, to compare with it after the reader's function ran."""
+    if isinstance(x, torch.nn.Module):
+        return {k: v.detach().clone() for k, v in x.state_dict().items()}
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone()
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, (list, tuple)):
+        return type(x)(snapshot(v) for v in x) if isinstance(x, list) else tuple(
+            snapshot(v) for v in x)
+    if isinstance(x, dict):
+        return {k: snapshot(v) for k, v in x.items()}
+    try:
+        return copy.deepcopy(x)
+    except Exception:  # noqa: BLE001 (an object we cannot copy: not compared)
+        return x
+
+
+def same(a, b) -> bool:
+    """Is ``a`` (the argument now) identical to ``b`` (its snapshot)? NaN equals NaN."""
+    if isinstance(a, torch.nn.Module):
+        a = {k: v.detach() for k, v in a.state_dict().items()}
+    if isinstance(a, torch.Tensor):
+        return (isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+                and bool(torch.equal(a.detach().nan_to_num(0.5), b.nan_to_num(0.5)))
+                and bool(torch.equal(a.detach().isnan(), b.isnan())))
+    if isinstance(a, np.ndarray):
+        return (isinstance(b, np.ndarray) and a.shape == b.shape and a.dtype == b.dtype
+                and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")))
+    if isinstance(a, (list, tuple)):
+        return (type(a) is type(b) and len(a) == len(b)
+                and all(same(x, y) for x, y in zip(a, b)))
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and a.keys() == b.keys()
+                and all(same(a[k], b[k]) for k in a))
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001
+        return True
+
+
+def _arg_names(fn, n: int) -> list[str]:
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    return [f"`{names[i]}`" if i < len(names) else f"argument {i + 1}" for i in range(n)]
+
+
+def call(fn, *args, what: str = "your function", where: str = ""):
+    """Call the reader's function on ``args``; turn its exceptions into a message naming the
+    inputs, and fail if it changed any argument in place."""
+    _last_call["label"] = where or what
+    before = [snapshot(a) for a in args]
+    try:
+        out = fn(*args)
+    except NotImplementedError:
+        raise NotWritten(fn_name(fn)) from None
+    except CheckFailed:
+        raise
+    except Exception as e:  # the reader's bug: say which input triggered it
+        names = _arg_names(fn, len(args))
+        shapes = ", ".join(f"{n.strip('`')} {_describe(a)}" for n, a in zip(names, args))
+        on = f"on {where}: " if where else ""
+        fail(f"{on}{what} raised {type(e).__name__} for {shapes}: {e}")
+    for name, a, b in zip(_arg_names(fn, len(args)), args, before):
+        if not same(a, b):
+            on = f"on {where}: " if where else ""
+            fail(f"{on}{what} changed its input {name} in place (e.g. with -=, /=, x[...] = "
+                 "or a method ending in _ such as .sub_()); leave the caller's data as it "
+                 "was: work on a copy or build a new array")
+    return out
+
+
+def _describe(a) -> str:
+    if isinstance(a, (torch.Tensor, np.ndarray)):
+        return f"{tuple(a.shape)}"
+    if isinstance(a, (list, tuple, dict)):
+        return f"{type(a).__name__} of {len(a)}"
+    if isinstance(a, torch.nn.Module):
+        return type(a).__name__
+    return repr(a)
+
+
+# ---------------------------------------------------------------------------- outputs
 def to_numpy(x, what: str = "your function") -> np.ndarray:
     """The reader's output as a float64 NumPy array (accepts tensors, arrays, lists)."""
     if x is None:
@@ -28,22 +193,44 @@ def to_numpy(x, what: str = "your function") -> np.ndarray:
     if isinstance(x, tuple):
         fail(f"{what} returned a tuple of {len(x)} items; return a single array")
     if isinstance(x, torch.Tensor):
-        x = x.detach().cpu().numpy()
+        x = x.detach().cpu().double().numpy()
     try:
         return np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as e:
         fail(f"{what} returned {type(x).__name__}, which is not an array of numbers ({e})")
 
 
-def call(fn, *args, what: str = "your function"):
-    """Call the reader's function; turn its exceptions into a message naming the inputs."""
-    try:
-        return fn(*args)
-    except NotImplementedError:
-        fail(f"{what} raises NotImplementedError: replace the stub's `raise` with your code")
-    except Exception as e:  # the reader's bug: say which input triggered it
-        shapes = ", ".join(str(tuple(np.shape(a))) for a in args)
-        fail(f"{what} raised {type(e).__name__} on inputs of shape {shapes}: {e}")
+def expect_array(out, what: str, dtype=np.float64, where: str = "") -> None:
+    """The exercise gives NumPy arrays of ``dtype``: the answer must be an array (a tensor is
+    accepted) of that same precision."""
+    on = f"on {where}: " if where else ""
+    if out is None:
+        fail(f"{what} returned None: did you forget the `return` statement?")
+    if isinstance(out, (list, tuple)):
+        fail(f"{on}{what} returned a {type(out).__name__}; return a NumPy array")
+    got = out.dtype if isinstance(out, (np.ndarray, torch.Tensor)) else None
+    want = torch.float64 if isinstance(out, torch.Tensor) else np.dtype(dtype)
+    if got is not None and got != want:
+        fail(f"{on}{what} returned dtype {got}, but the inputs are {np.dtype(dtype)}: keep the "
+             "inputs' precision (no conversion to float32 or to integers)")
+
+
+def expect_tensor(out, what: str, dtype: torch.dtype, where: str = "") -> None:
+    """The exercise asks for a PyTorch tensor of ``dtype`` (the inputs' dtype)."""
+    on = f"on {where}: " if where else ""
+    if out is None:
+        fail(f"{what} returned None: did you forget the `return` statement?")
+    if isinstance(out, np.ndarray):
+        fail(f"{on}{what} returned a NumPy array; this exercise works in PyTorch: return a "
+             "torch tensor (stay with torch operations, no .numpy())")
+    if isinstance(out, (tuple, list)):
+        fail(f"{on}{what} returned a {type(out).__name__} of {len(out)} items; return a "
+             "single tensor")
+    if not isinstance(out, torch.Tensor):
+        fail(f"{on}{what} returned a {type(out).__name__}; return a torch tensor")
+    if out.dtype != dtype:
+        fail(f"{on}{what} returned dtype {out.dtype}, but the inputs are {dtype}: keep the "
+             "inputs' dtype (no .float() or .double() in between)")
 
 
 def expect_shape(got: np.ndarray, expected: tuple, labels: str = "", hint: str = "") -> None:
@@ -55,6 +242,9 @@ def expect_shape(got: np.ndarray, expected: tuple, labels: str = "", hint: str =
             extra = f" — {hint}"
         elif got.ndim == 2 and tuple(got.shape[::-1]) == tuple(expected):
             extra = " — is the output transposed?"
+        elif int(np.prod(got.shape)) == int(np.prod(expected)) and 1 in expected:
+            extra = (" — an axis of size 1 went missing (a bare .squeeze() removes every "
+                     "size-1 axis, the batch's too: name the axis, .squeeze(-1))")
         fail(f"expected shape {tuple(expected)}{meaning}, got {tuple(got.shape)}{extra}")
 
 
@@ -71,6 +261,7 @@ def expect_close(got: np.ndarray, expected: np.ndarray, what: str, atol: float =
     """Fail naming the first entry that differs, with both values."""
     if not np.allclose(got, expected, atol=atol, rtol=rtol):
         diff = np.abs(got - expected) - (atol + rtol * np.abs(expected))
+        diff = np.where(np.isnan(diff), np.inf, diff)
         idx = tuple(int(i) for i in np.unravel_index(np.argmax(diff), got.shape))
         fail(f"{what} is wrong at index {idx}: got {got[idx]:.6g}, expected {expected[idx]:.6g}")
 
@@ -78,3 +269,31 @@ def expect_close(got: np.ndarray, expected: np.ndarray, what: str, atol: float =
 def matches(got: np.ndarray, candidate: np.ndarray) -> bool:
     """Does the reader's output equal a known wrong answer? (used to diagnose mistakes)"""
     return got.shape == candidate.shape and np.allclose(got, candidate, atol=1e-6, rtol=1e-5)
+
+
+def expect_gradients(out: torch.Tensor, ref: torch.Tensor, inputs, names, where: str,
+                     rtol: float = 1e-4, atol: float = 1e-5) -> None:
+    """Backpropagate the same random upstream gradient through the reader's ``out`` and the
+    reference ``ref`` (both functions of ``inputs``, leaf tensors), and compare the gradients."""
+    if not out.requires_grad:
+        fail(f"on {where}: the result does not depend on the inputs through autograd (did you "
+             "detach, call .item(), or go through NumPy?); training needs its gradient")
+    g = torch.Generator().manual_seed(0)
+    up = torch.randn(out.shape, generator=g, dtype=torch.float64)
+    try:
+        got = torch.autograd.grad(out, inputs, grad_outputs=up.to(out.dtype), allow_unused=True)
+    except RuntimeError as e:
+        fail(f"on {where}: backpropagating through your result failed ({e}); did you modify a "
+             "tensor in place that autograd needs?")
+    want = torch.autograd.grad(ref, inputs, grad_outputs=up.to(ref.dtype), allow_unused=True)
+    for name, a, b in zip(names, got, want):
+        if a is None and b is not None:
+            fail(f"on {where}: the result does not depend on {name} through autograd; its "
+                 "gradient would be missing in training (no .detach(), .item() or NumPy)")
+        if b is None or a is None:
+            continue
+        if not torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol):
+            i = int((a.double() - b.double()).abs().argmax())
+            fail(f"on {where}: the gradient with respect to {name} is wrong (flat index {i}: "
+                 f"{a.flatten()[i].item():.6g}, expected {b.flatten()[i].item():.6g}); the "
+                 "values are right but something is detached or not differentiable")

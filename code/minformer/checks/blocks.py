@@ -3,7 +3,18 @@
 import torch
 
 from ..blocks import EncoderLayer
-from ._core import call, expect_close, expect_finite, expect_shape, fail, matches, passed, to_numpy
+from ._core import (
+    call,
+    checker,
+    expect_close,
+    expect_finite,
+    expect_shape,
+    expect_tensor,
+    fail,
+    matches,
+    random_name,
+    to_numpy,
+)
 
 
 def _ln(x, gamma, beta, eps, *, dim=-1, unbiased=False, eps_inside=True, affine="both"):
@@ -22,8 +33,14 @@ def _ln(x, gamma, beta, eps, *, dim=-1, unbiased=False, eps_inside=True, affine=
     return z
 
 
-def _ln_cases():
+def _ln_cases(rng, seed):
     g = torch.Generator().manual_seed(2)
+    rg = torch.Generator().manual_seed(seed)
+    shape = (int(rng.integers(1, 4)), int(rng.integers(9, 14)), 2 * int(rng.integers(2, 6)) + 1)
+    r_gamma = 1 + 0.5 * torch.randn(shape[-1], generator=rg)
+    r_beta = 0.5 * torch.randn(shape[-1], generator=rg)
+    offsets = torch.tensor([0.0, 120.0, -90.0])[:, None, None]  # (3, 1, 1)
+    ties = torch.tensor([[[0.0, 0, 0, 1, 1, 1], [2.0, 2, 0, 0, 2, 2], [0.0] * 6]])
     d = 6
     gamma, beta = 1 + 0.5 * torch.randn(d, generator=g), 0.5 * torch.randn(d, generator=g)
     small = torch.randn(4, 5, d, generator=g) * 0.05  # small variance: eps matters
@@ -34,19 +51,28 @@ def _ln_cases():
         ("x (4, 5, 6) with small values and eps = 0.01", small, gamma, beta, 1e-2),
         ("x (2, 3, 6) of constant tokens (variance 0)", const, gamma, beta, 1e-5),
         ("x (3, 4, 6) far from 0", 100 + torch.randn(3, 4, d, generator=g), gamma, beta, 1e-5),
+        ("x (3, 2, 6) whose sequences sit far apart (means 0, 120, -90)",
+         offsets + torch.randn(3, 2, d, generator=g), gamma, beta, 1e-5),
+        ("x (1, 3, 6) with ties and an all-zero token, eps = 0.5", ties, gamma, beta, 0.5),
+        ("x (1, 9, 6), one sequence of 9 tokens", torch.randn(1, 9, d, generator=g), gamma,
+         beta, 1e-5),
+        (random_name(seed, f"x {shape}"), 2 * torch.randn(*shape, generator=rg) + 1, r_gamma,
+         r_beta, float(rng.choice([1e-5, 1e-3, 0.1]))),
     ]
 
 
-def check_layer_norm(fn) -> None:
+@checker("layer norm")
+def check_layer_norm(fn, *, rng, seed) -> int:
     """Check ``fn(x, gamma, beta, eps)`` = γ ⊙ (x - μ) / √(σ² + ε) + β over the last axis.
 
     x: (..., d) tensor, gamma and beta: (d,), eps: float. Returns (..., d).
     """
-    cases = _ln_cases()
+    cases = _ln_cases(rng, seed)
     for name, x, gamma, beta, eps in cases:
-        got = to_numpy(call(fn, x.clone(), gamma.clone(), beta.clone(), eps, what="layer_norm"),
-                       what="layer_norm")
+        out = call(fn, x.clone(), gamma.clone(), beta.clone(), eps, what="layer_norm", where=name)
+        got = to_numpy(out, what="layer_norm")
         expect_shape(got, tuple(x.shape), labels="(..., d)", hint="LayerNorm keeps the shape")
+        expect_tensor(out, "layer_norm", x.dtype, where=name)
         expect_finite(got, "a token with zero variance divides by zero unless ε is added "
                       "inside the square root")
         expected = _ln(x, gamma, beta, eps).numpy()
@@ -87,20 +113,32 @@ def check_layer_norm(fn) -> None:
         if wrong(affine="swapped"):
             fail(f"on {name}: γ and β are swapped: γ scales, β shifts")
         expect_close(got, expected, f"on {name}, the output", atol=1e-5, rtol=1e-4)
-    passed("layer norm", len(cases))
+    return len(cases)
 
 
 def _layer_cases():
     torch.manual_seed(3)  # the layers' initial weights; the caller's seed is restored below
     cases = []
-    for norm_first in (False, True):
+    for norm_first in (False, True, True, False):  # the last two: built one way, asked another
         layer = EncoderLayer(8, 2, 16, dropout=0.0, norm_first=norm_first).eval()
         with torch.no_grad():  # non-trivial norms, so that a misplaced norm shows
             for norm in (layer.norm1, layer.norm2):
                 norm.weight.uniform_(0.5, 1.5)
                 norm.bias.uniform_(-0.5, 0.5)
         cases.append((norm_first, layer))
+    # the argument disagrees with the layer's own attribute: the argument decides
+    cases[2], cases[3] = (False, cases[2][1]), (True, cases[3][1])
     return cases
+
+
+def _placed(x, layer, norm_first):
+    """The layer's forward pass with the norms placed as ``norm_first`` says."""
+    sa, ff, n1, n2 = layer.self_attn, layer.ffn, layer.norm1, layer.norm2
+    if norm_first:
+        z = x + sa(n1(x))
+        return z + ff(n2(z))
+    z = n1(x + sa(x))
+    return n2(z + ff(z))
 
 
 def _wrong_layers(x, layer, norm_first):
@@ -135,7 +173,8 @@ def _wrong_layers(x, layer, norm_first):
     return out
 
 
-def check_encoder_layer(fn) -> None:
+@checker("encoder layer")
+def check_encoder_layer(fn, *, rng, seed) -> int:
     """Check ``fn(x, layer, norm_first)``: the forward pass of an encoder layer built from
     ``layer.self_attn``, ``layer.ffn``, ``layer.norm1`` and ``layer.norm2`` (no dropout, no
     mask), post-norm if norm_first is False, pre-norm if True. x: (batch, t, d_model)."""
@@ -144,19 +183,33 @@ def check_encoder_layer(fn) -> None:
         cases = _layer_cases()
     finally:
         torch.random.set_rng_state(state)
-    x = torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(4))
+    g = torch.Generator().manual_seed(4)
+    rg = torch.Generator().manual_seed(seed)
+    shape = (int(rng.integers(1, 4)), int(rng.integers(9, 14)), 8)
+    inputs = [("x (2, 5, 8)", torch.randn(2, 5, 8, generator=g)),
+              ("x (1, 9, 8)", torch.randn(1, 9, 8, generator=g)),
+              ("x (3, 1, 8)", torch.randn(3, 1, 8, generator=g)),
+              (random_name(seed, f"x {shape}"), torch.randn(*shape, generator=rg))]
+    runs = [(norm_first, layer, x_name, x) for k, (norm_first, layer) in enumerate(cases)
+            for x_name, x in (inputs[:1] if k >= 2 else inputs)]
     n = 0
-    for norm_first, layer in cases:
-        name = f"norm_first={norm_first}"
+    for norm_first, layer, x_name, x in runs:
+        name = f"{x_name}, norm_first={norm_first}"
+        if layer.norm_first != norm_first:
+            name += f" (the layer itself was built with norm_first={layer.norm_first})"
         with torch.no_grad():
-            got = to_numpy(call(fn, x.clone(), layer, norm_first, what="your encoder layer"),
-                           what="your encoder layer")
+            out = call(fn, x.clone(), layer, norm_first, what="your encoder layer", where=name)
+            got = to_numpy(out, what="your encoder layer")
             expect_shape(got, tuple(x.shape), labels="(batch, t, d_model)")
-            expected = layer(x).numpy()
+            expect_tensor(out, "your encoder layer", x.dtype, where=name)
+            expected = _placed(x, layer, norm_first).numpy()
             if not matches(got, expected):
+                if layer.norm_first != norm_first and matches(got, layer(x).numpy()):
+                    fail(f"on {name}: you followed the layer's own layer.norm_first (or called "
+                         "layer(x)); the argument norm_first decides where the norms go")
                 for wrong, message in _wrong_layers(x, layer, norm_first):
                     if matches(got, wrong.numpy()):
                         fail(f"on {name}: {message}")
                 expect_close(got, expected, f"on {name}, the output", atol=1e-5, rtol=1e-4)
         n += 1
-    passed("encoder layer", n)
+    return n

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._core import fail, passed
+from ._core import call, checker, expect_gradients, fail, random_name
 
 # ---------------------------------------------------------------------------- skip-gram pairs
 
@@ -38,7 +38,10 @@ def skipgram_pairs_reference(tokens, window, *, lo=1, hi=None, sides=(-1, 1), wr
     return pairs
 
 
-def _pair_cases():
+def _pair_cases(rng, seed):
+    vocab = ["the", "a", "cat", "dog", "saw"]
+    words = [str(w) for w in rng.choice(vocab, size=int(rng.integers(9, 21)))]
+    window = int(rng.integers(1, 5))
     return [
         ("'the quick brown fox jumps', window=1", ["the", "quick", "brown", "fox", "jumps"], 1),
         ("7 distinct words, window=2", ["a", "b", "c", "d", "e", "f", "g"], 2),
@@ -47,6 +50,9 @@ def _pair_cases():
         ("a single word (no pairs)", ["alone"], 2),
         ("repeated words 'the cat saw the dog saw the cat', window=2",
          ["the", "cat", "saw", "the", "dog", "saw", "the", "cat"], 2),
+        ("a word next to itself: 'no no no way', window=2", ["no", "no", "no", "way"], 2),
+        ("12 distinct words, window=9 (beyond 8)", [f"v{i}" for i in range(12)], 9),
+        (random_name(seed, f"{' '.join(words)!r}, window={window}"), words, window),
     ]
 
 
@@ -68,6 +74,12 @@ def _as_pairs(out, case):
 
 def _diagnose_pairs(got, tokens, window, case):
     expected = Counter(skipgram_pairs_reference(tokens, window))
+    by_value = Counter(p for p in skipgram_pairs_reference(tokens, window) if p[0] != p[1])
+    if by_value != expected and Counter(got) == by_value:
+        pair = next(p for p in expected if p[0] == p[1])
+        fail(f"on {case}: the pair {pair!r} is missing: you skipped context words equal to the "
+             "centre word; skip the centre's own position (offset 0), not its value — a "
+             "repeated word nearby is a real context")
     distinct = len(set(tokens)) == len(tokens)
     if distinct:
         pos = {w: i for i, w in enumerate(tokens)}
@@ -113,26 +125,18 @@ def _diagnose_pairs(got, tokens, window, case):
          "first, then a word at most window positions away)")
 
 
-def check_skipgram_pairs(fn) -> None:
+@checker("skipgram_pairs")
+def check_skipgram_pairs(fn, *, rng, seed) -> int:
     """Check ``fn(tokens, window)``: the list of (center, context) pairs of skip-gram with a
     fixed window — every word paired with each word at most ``window`` positions before or
     after it, within the sentence, one pair per occurrence (order does not matter)."""
-    cases = _pair_cases()
+    cases = _pair_cases(rng, seed)
     for case, tokens, window in cases:
-        given = list(tokens)
-        try:
-            out = fn(given, window)
-        except NotImplementedError:
-            fail("skipgram_pairs raises NotImplementedError: replace the stub's `raise` with "
-                 "your code")
-        except Exception as e:  # noqa: BLE001 (the reader's bug: say which input)
-            fail(f"skipgram_pairs raised {type(e).__name__} on {case}: {e}")
-        if given != tokens:
-            fail(f"on {case}: skipgram_pairs changed the token list it was given")
+        out = call(fn, list(tokens), window, what="skipgram_pairs", where=case)
         got = _as_pairs(out, case)
         if Counter(got) != Counter(skipgram_pairs_reference(tokens, window)):
             _diagnose_pairs(got, tokens, window, case)
-    passed("skipgram_pairs", len(cases))
+    return len(cases)
 
 
 # ---------------------------------------------------------------------------- the loss
@@ -152,12 +156,14 @@ def negative_sampling_loss_reference(v_c, u_o, u_neg, *, neg_sign=-1.0, pos_sign
     return flip * out
 
 
-def _loss_cases():
+def _loss_cases(rng, seed):
     g = torch.Generator().manual_seed(11)
 
-    def rand(*shape, scale=1.0, dtype=torch.float32):
+    def rand(*shape, scale=1.0, dtype=torch.float32, g=g):
         return scale * torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
 
+    rg = torch.Generator().manual_seed(seed)
+    B, k, dim = int(rng.integers(1, 9)), int(rng.integers(1, 12)), int(rng.integers(2, 16))
     big_v = torch.tensor([[4.0, -3.0, 5.0], [-6.0, 2.0, 1.0]])
     return [
         ("one example, dim 3, k=1", torch.tensor([[0.5, -1.0, 2.0]]),
@@ -169,6 +175,13 @@ def _loss_cases():
          torch.zeros(3, 2, 4)),
         ("large scores (|uᵀv| up to 200, float32)", big_v, -4.0 * big_v,
          torch.stack([3.0 * big_v, -2.0 * big_v], dim=1)),
+        ("batch 1, dim 4, k=6", rand(1, 4), rand(1, 4), rand(1, 6, 4)),
+        ("batch 5, dim 3, k=1", rand(5, 3), rand(5, 3), rand(5, 1, 3)),
+        ("batch 7, dim 9, k=9 (float64), with scores in the thousands",
+         rand(7, 9, scale=20.0, dtype=torch.float64), rand(7, 9, scale=20.0, dtype=torch.float64),
+         rand(7, 9, 9, scale=20.0, dtype=torch.float64)),
+        (random_name(seed, f"batch {B}, dim {dim}, k={k}"), rand(B, dim, g=rg),
+         rand(B, dim, g=rg), rand(B, k, dim, scale=2.0, g=rg)),
     ]
 
 
@@ -203,21 +216,15 @@ def _loss_variants(v, u_o, u_neg):
     ]
 
 
-def check_negative_sampling_loss(fn) -> None:
+@checker("negative_sampling_loss")
+def check_negative_sampling_loss(fn, *, rng, seed) -> int:
     """Check ``fn(v_c, u_o, u_neg)`` with v_c (batch, dim), u_o (batch, dim) and u_neg
     (batch, k, dim): a scalar tensor, the batch mean of −log σ(u_oᵀ v_c) − Σ_k log σ(−u_kᵀ v_c),
     finite for large scores and differentiable."""
-    cases = _loss_cases()
+    cases = _loss_cases(rng, seed)
     for case, v, u_o, u_neg in cases:
         v_in, u_o_in, u_neg_in = (t.clone().requires_grad_() for t in (v, u_o, u_neg))
-        try:
-            out = fn(v_in, u_o_in, u_neg_in)
-        except NotImplementedError:
-            fail("negative_sampling_loss raises NotImplementedError: replace the stub's `raise` "
-                 "with your code")
-        except Exception as e:  # noqa: BLE001 (the reader's bug: say which input)
-            fail(f"negative_sampling_loss raised {type(e).__name__} on {case} (v_c "
-                 f"{tuple(v.shape)}, u_o {tuple(u_o.shape)}, u_neg {tuple(u_neg.shape)}): {e}")
+        out = call(fn, v_in, u_o_in, u_neg_in, what="negative_sampling_loss", where=case)
         if out is None:
             fail("negative_sampling_loss returned None: did you forget the `return` statement?")
         if not isinstance(out, torch.Tensor):
@@ -230,19 +237,25 @@ def check_negative_sampling_loss(fn) -> None:
         if not out.requires_grad:
             fail(f"on {case}: the loss does not depend on the inputs through autograd (did you "
                  "detach, or go through NumPy?); training needs its gradient")
+        if out.dtype != v.dtype:
+            fail(f"on {case}: the loss has dtype {out.dtype}, but the inputs are {v.dtype}: "
+                 "keep the inputs' dtype")
         got = out.detach().double().reshape(())
         expected = negative_sampling_loss_reference(v.double(), u_o.double(), u_neg.double())
         if not torch.isfinite(got):
             fail(f"on {case}: the loss is {got.item()}: log(sigmoid(x)) underflows to log(0) "
                  "for very negative x; use F.logsigmoid(x), which is exact there")
         if torch.isclose(got, expected, rtol=1e-4, atol=1e-5):
+            ref = negative_sampling_loss_reference(v_in, u_o_in, u_neg_in)
+            expect_gradients(out.reshape(()), ref, [v_in, u_o_in, u_neg_in],
+                             ("v_c", "u_o", "u_neg"), case)
             continue
         for value, message in _loss_variants(v.double(), u_o.double(), u_neg.double()):
             if torch.isclose(got, value.double(), rtol=1e-4, atol=1e-5):
                 fail(f"on {case}: {message}")
         fail(f"on {case}: loss {got.item():.6g}, expected {expected.item():.6g}. The loss is "
              "mean over the batch of −log σ(u_oᵀ v_c) − Σ_k log σ(−u_kᵀ v_c)")
-    passed("negative_sampling_loss", len(cases))
+    return len(cases)
 
 
 # ---------------------------------------------------------------------------- analogies
@@ -267,7 +280,20 @@ def analogy_reference(E, words, a, b, c, *, exclude=True, score="cosine", direct
     return words[int(torch.argmax(scores))]
 
 
-def _analogy_cases():
+def _random_analogy(rng, seed):
+    """A random vocabulary with a planted analogy: b - a + c lands near d."""
+    n, dim = int(rng.integers(8, 16)), int(rng.integers(5, 12))
+    E = rng.normal(size=(n, dim))
+    ia, ib, ic, idd = rng.permutation(n)[:4]
+    E[idd] = E[ib] - E[ia] + E[ic] + 0.3 * rng.normal(size=dim)
+    words = [f"w{int(i)}" for i in rng.permutation(100)[:n]]
+    E = torch.tensor(E, dtype=torch.float32)
+    a, b, c = words[ia], words[ib], words[ic]
+    return (random_name(seed, f"{a} : {b} :: {c} : ? over {n} random words"), E, words, a, b,
+            c)
+
+
+def _analogy_cases(rng, seed):
     """(name, E, words, a, b, c). Each case is built so that one typical mistake changes the
     answer (tests/test_checks_embeddings.py verifies this)."""
     words = ["man", "woman", "king", "queen", "prince", "the"]
@@ -308,25 +334,19 @@ def _analogy_cases():
          "larger", "small"),
         ("paris : france :: rome : ?", E4, words4, "paris", "france", "rome"),
         ("germany : berlin :: italy : ?", E4, words4, "germany", "berlin", "italy"),
+        _random_analogy(rng, seed),
+        _random_analogy(rng, seed),
     ]
 
 
-def check_analogy(fn) -> None:
+@checker("analogy")
+def check_analogy(fn, *, rng, seed) -> int:
     """Check ``fn(E, words, a, b, c)``: E (vocab, dim) word vectors, ``words`` the list of the
     vocab words in row order; returns the word d (a str) for a : b :: c : d — the row with the
     highest cosine with b̂ − â + ĉ (unit rows of E), a, b and c themselves excluded."""
-    cases = _analogy_cases()
+    cases = _analogy_cases(rng, seed)
     for case, E, words, a, b, c in cases:
-        E_in, words_in = E.clone(), list(words)
-        try:
-            out = fn(E_in, words_in, a, b, c)
-        except NotImplementedError:
-            fail("analogy raises NotImplementedError: replace the stub's `raise` with your code")
-        except Exception as e:  # noqa: BLE001 (the reader's bug: say which input)
-            fail(f"analogy raised {type(e).__name__} on {case} (E {tuple(E.shape)}): {e}")
-        if not torch.equal(E_in, E) or words_in != words:
-            fail(f"on {case}: analogy changed E or the word list in place (e.g. normalizing E "
-                 "with /=); work on a copy")
+        out = call(fn, E.clone(), list(words), a, b, c, what="analogy", where=case)
         if isinstance(out, (int, np.integer)) or (isinstance(out, torch.Tensor)
                                                   and out.numel() == 1):
             fail(f"on {case}: analogy returned the index {int(out)}; return the word itself, "
@@ -350,4 +370,4 @@ def check_analogy(fn) -> None:
         if out not in words:
             fail(f"on {case}: {out!r} is not one of the words")
         fail(f"on {case}: you answered {out!r}, expected {expected!r}")
-    passed("analogy", len(cases))
+    return len(cases)

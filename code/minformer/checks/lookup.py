@@ -3,7 +3,18 @@
 import numpy as np
 
 from ..attention import softmax
-from ._core import call, expect_close, expect_finite, expect_shape, fail, matches, passed, to_numpy
+from ._core import (
+    call,
+    checker,
+    expect_array,
+    expect_close,
+    expect_finite,
+    expect_shape,
+    fail,
+    matches,
+    random_name,
+    to_numpy,
+)
 
 
 def _nadaraya_watson(queries, keys, values, bandwidth):
@@ -15,12 +26,16 @@ def _nadaraya_watson(queries, keys, values, bandwidth):
     return softmax(scores, axis=-1) @ values  # (t_q,)
 
 
-def _nadaraya_watson_cases():
+def _nadaraya_watson_cases(rand, seed):
     rng = np.random.default_rng(2)
     keys = np.sort(rng.uniform(0, 5, 8))
+    t_q, t_k = int(rand.integers(9, 16)), 2 * int(rand.integers(5, 9)) + 1
+    h = float(rand.uniform(0.3, 1.5))
+    r_keys = rand.uniform(-3, 3, t_k)
     return [
-        # the first case has h ≠ 1 and t_q ≠ t_k, so most mistakes show up there
-        ("5 queries, 8 keys, h = 0.5", rng.uniform(0, 5, 5), keys, np.sin(keys) + 2, 0.5),
+        # the first case has h ≠ 1, h ≠ 0.5 (where 2h² = h and (2h)² = 2h) and t_q ≠ t_k,
+        # so most mistakes show up there
+        ("5 queries, 8 keys, h = 0.7", rng.uniform(0, 5, 5), keys, np.sin(keys) + 2, 0.7),
         ("6 queries at the 6 keys, h = 0.3", np.linspace(0, 1, 6), np.linspace(0, 1, 6),
          rng.normal(size=6), 0.3),
         ("1 query, 3 keys, h = 2", np.array([0.7]), np.array([0.0, 1.0, 3.0]),
@@ -29,6 +44,13 @@ def _nadaraya_watson_cases():
          np.array([3.0, 1.0, -1.0, 2.0]), 4.0),
         ("queries far from every key, h = 0.05", np.array([10.0, 0.5]),
          np.array([0.0, 1.0, 2.0]), np.array([4.0, 6.0, -1.0]), 0.05),
+        ("11 queries, 9 keys with repeats and zeros (ties), h = 0.8",
+         np.linspace(-2, 3, 11), np.array([0.0, 0.0, 1.0, 1.0, 1.0, 2.5, 0.0, -1.0, 3.0]),
+         np.array([0.0, 2.0, -1.0, 0.0, 4.0, 1.0, 0.0, 3.0, -2.0]), 0.8),
+        ("a single key, 4 queries, h = 1.5", np.array([0.0, 1.0, -2.0, 7.0]), np.array([0.5]),
+         np.array([3.0]), 1.5),
+        (random_name(seed, f"{t_q} queries, {t_k} keys, h = {h:.3f}"),
+         rand.uniform(-3, 3, t_q), r_keys, rand.normal(size=t_k), h),
     ]
 
 
@@ -38,6 +60,8 @@ def _diagnose(got, q, k, v, h, name):
     S = -D2 / (2 * h**2)  # (t_q, t_k) the right scores
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         suspects = [
+            (softmax(-D2 / (2 * h) ** 2, axis=-1) @ v,
+             "you divided by (2h)² = 4h²; the Gaussian kernel divides by 2h², i.e. 2 * h**2"),
             (softmax(S, axis=0) @ v,
              ("the weights are normalized over the queries (axis 0); each query's weights "
               "over the keys (axis -1) must sum to 1")),
@@ -60,16 +84,17 @@ def _diagnose(got, q, k, v, h, name):
             fail(f"on {name}: {message}")
 
 
-def check_nadaraya_watson(fn) -> None:
+@checker("Nadaraya–Watson regression")
+def check_nadaraya_watson(fn, *, rng, seed) -> int:
     """Check ``fn(queries, keys, values, bandwidth)`` = Nadaraya–Watson kernel regression.
 
     queries: (t_q,)   keys: (t_k,)   values: (t_k,) NumPy arrays; bandwidth: h > 0.
     Expected: predictions (t_q,), prediction i = Σ_j softmax_j(-(q_i - k_j)² / (2h²)) v_j.
     """
-    cases = _nadaraya_watson_cases()
+    cases = _nadaraya_watson_cases(rng, seed)
     for name, q, k, v, h in cases:
-        got = call(fn, q.copy(), k.copy(), v.copy(), h, what="your nadaraya_watson")
-        got = to_numpy(got, what="your nadaraya_watson")
+        out = call(fn, q.copy(), k.copy(), v.copy(), h, what="your nadaraya_watson", where=name)
+        got = to_numpy(out, what="your nadaraya_watson")
         t_q, t_k = len(q), len(k)
         if got.shape == (t_q, t_k) and t_q != t_k:
             fail(f"on {name}: you returned the ({t_q}, {t_k}) weight matrix; the predictions "
@@ -80,6 +105,7 @@ def check_nadaraya_watson(fn) -> None:
         if got.shape in ((t_q, 1), (1, t_q)):
             expect_shape(got, (t_q,), labels="(t_q,)", hint="return a 1-D array of predictions")
         expect_shape(got, (t_q,), labels="(t_q,): one prediction per query")
+        expect_array(out, "your nadaraya_watson", where=name)
         expect_finite(got, f"on {name}: every kernel value underflowed to 0 and 0/0 gave NaN — "
                            "subtract each query's largest score before exp (or use a softmax)")
         expected = _nadaraya_watson(q, k, v, h)
@@ -87,4 +113,4 @@ def check_nadaraya_watson(fn) -> None:
             continue
         _diagnose(got, q, k, v, h, name)
         expect_close(got, expected, f"on {name}, the prediction")
-    passed("Nadaraya–Watson regression", len(cases))
+    return len(cases)

@@ -10,7 +10,17 @@ import torch
 
 from ..attention import scaled_dot_product_attention, softmax
 from ..masks import causal_mask, padding_mask, sliding_window_mask
-from ._core import CheckFailed, expect_close, expect_shape, fail, passed, to_numpy
+from ._core import (
+    CheckFailed,
+    call,
+    checker,
+    expect_close,
+    expect_shape,
+    expect_tensor,
+    fail,
+    random_name,
+    to_numpy,
+)
 
 
 def _bool_matrix(out, t):
@@ -34,17 +44,25 @@ def _bool_matrix(out, t):
     return arr
 
 
-def check_causal_mask(fn) -> None:
+@checker("causal mask")
+def check_causal_mask(fn, *, rng, seed) -> int:
     """Check ``fn(t)``: the causal mask, bool (t, t) with mask[i, j] = (j ≤ i), True = may attend."""
-    sizes = [5, 8, 2, 1]  # t=1 last: its one entry cannot tell the mistakes apart
+    # lengths beyond 8 and odd ones (a mask cut from a fixed-size buffer fails), one drawn at
+    # random; t=1 last: its one entry cannot tell the mistakes apart
+    sizes = [5, 8, 13, 2, 9, int(rng.integers(14, 70)), 1]
     for t in sizes:
         try:
-            out = fn(t)
-        except NotImplementedError:
-            fail("your mask raises NotImplementedError: replace the stub's `raise` with your code")
-        except Exception as e:  # noqa: BLE001 (the reader's bug: report it)
-            fail(f"your mask raised {type(e).__name__} for t={t}: {e}")
-        got = _bool_matrix(out, t)
+            out = call(fn, t, what="your mask", where=f"t={t}")
+        except CheckFailed as e:
+            if t == sizes[-2]:
+                raise CheckFailed(f"{e} ({random_name(seed, f't={t}')})") from None
+            raise
+        try:
+            got = _bool_matrix(out, t)
+        except CheckFailed as e:
+            if t == sizes[-2]:
+                raise CheckFailed(f"{e} ({random_name(seed, f't={t}')})") from None
+            raise
         expected = np.tril(np.ones((t, t), dtype=bool))
         if np.array_equal(got, expected):
             continue
@@ -63,17 +81,26 @@ def check_causal_mask(fn) -> None:
         i, j = (int(x) for x in np.argwhere(got != expected)[0])
         should = "True (j ≤ i: the past and itself)" if expected[i, j] else \
             "False (j > i: the future)"
-        fail(f"for t={t}, mask[{i}, {j}] should be {should}")
-    passed("causal mask", len(sizes))
+        seeded = f" ({random_name(seed, f't={t}')})" if t == sizes[-2] else ""
+        fail(f"for t={t}, mask[{i}, {j}] should be {should}{seeded}")
+    return len(sizes)
 
 
-def _masked_cases():
+def _masked_cases(rng, seed):
     """(name, Q, K, V, mask) in float64; masks are bool, True = may attend."""
     g = torch.Generator().manual_seed(5)
 
-    def r(*shape):
+    def r(*shape, g=g):
         return torch.randn(*shape, generator=g, dtype=torch.float64)
 
+    zeros_q = r(2, 11, 4)
+    zeros_q[:, ::3] = 0.0  # queries of zeros: every score of theirs is exactly 0
+    zeros_k = r(2, 11, 4)
+    zeros_k[:, 1] = 0.0
+    rg = torch.Generator().manual_seed(seed)
+    B, t_q, t_k = int(rng.integers(1, 4)), int(rng.integers(9, 14)), int(rng.integers(9, 16))
+    random_mask = torch.from_numpy(rng.random((B, 1, t_q, t_k)) < 0.5)
+    random_mask[..., int(rng.integers(t_k))] = True  # every query sees at least one key
     empty_row = torch.rand(4, 6, generator=g) < 0.6  # (t_q, t_k)
     empty_row[:, 0] = True
     empty_row[2] = False  # query 2 may attend to no key at all
@@ -85,19 +112,24 @@ def _masked_cases():
          padding_mask(torch.tensor([4, 2]), head_axis=False)),
         ("cross-attention t_q=4, t_k=6 where query 2 may attend to no key", r(4, 5), r(6, 5),
          r(6, 3), empty_row),
+        ("causal self-attention over a batch of 2, t=11, with zero queries and keys "
+         "(exact-zero scores)", zeros_q, zeros_k, r(2, 11, 3), causal_mask(11)),
+        ("heads: Q (1, 3, 9, 4), mask (1, 1, 9, 9) causal & padding (length 7)",
+         r(1, 3, 9, 4), r(1, 3, 9, 4), r(1, 3, 9, 5),
+         causal_mask(9) & padding_mask(torch.tensor([7]), 9)),
+        ("a batch of 3 with one query each: Q (3, 1, 1, 6), K (3, 1, 5, 6), mask (3, 1, 1, 5)",
+         r(3, 1, 1, 6), r(3, 1, 5, 6), r(3, 1, 5, 2), padding_mask(torch.tensor([5, 1, 3]))),
+        (random_name(seed, f"Q ({B}, 2, {t_q}, 4), K ({B}, 2, {t_k}, 4), a random mask "
+                     f"({B}, 1, {t_q}, {t_k})"), r(B, 2, t_q, 4, g=rg), r(B, 2, t_k, 4, g=rg),
+         r(B, 2, t_k, 3, g=rg), random_mask),
     ]
 
 
 def _call(fn, Q, K, V, mask, name):
-    try:
-        return fn(Q.clone(), K.clone(), V.clone(), mask.clone())
-    except NotImplementedError:
-        fail("your masked attention raises NotImplementedError: replace the stub's `raise` "
-             "with your code")
-    except Exception as e:  # noqa: BLE001 (the reader's bug: report it)
-        fail(f"on {name}: your masked attention raised {type(e).__name__} for Q "
-             f"{tuple(Q.shape)}, K {tuple(K.shape)}, V {tuple(V.shape)}, mask "
-             f"{tuple(mask.shape)}: {e}")
+    out = call(fn, Q.clone(), K.clone(), V.clone(), mask.clone(), what="your masked attention",
+               where=name)
+    expect_tensor(out, "your masked attention", Q.dtype, where=name)
+    return out
 
 
 def _same(got, candidate, rows=None) -> bool:
@@ -153,11 +185,10 @@ def _diagnose(got, Q, K, V, mask, name):
              "keys — fill masked scores with -inf, not the weights, and use torch.softmax")
 
 
-def _check_no_leak(fn):
+def _check_no_leak(fn, t=7, cut=4, seed=6):
     """Property: under a causal mask, changing tokens at positions ≥ cut must not change the
     outputs of positions < cut."""
-    g = torch.Generator().manual_seed(6)
-    t, cut = 7, 4
+    g = torch.Generator().manual_seed(seed)
     Q, K, V = (torch.randn(t, 5, generator=g, dtype=torch.float64) for _ in range(3))
     mask = causal_mask(t)
     before = to_numpy(_call(fn, Q, K, V, mask, "the future-token test"))
@@ -172,11 +203,12 @@ def _check_no_leak(fn):
              f"{cut}..{t - 1}): the causal mask is not applied")
 
 
-def check_masked_attention(fn) -> None:
+@checker("masked attention")
+def check_masked_attention(fn, *, rng, seed) -> int:
     """Check ``fn(Q, K, V, mask)`` = softmax(Q Kᵀ / √d_k, masked) V for PyTorch tensors
     Q (..., t_q, d_k), K (..., t_k, d_k), V (..., t_k, d_v) and a bool ``mask`` broadcastable to
     (..., t_q, t_k), True = may attend. A query with no allowed key must output zeros."""
-    cases = _masked_cases()
+    cases = _masked_cases(rng, seed)
     for n, (name, Q, K, V, mask) in enumerate(cases):
         got = to_numpy(_call(fn, Q, K, V, mask, name), what="your masked attention")
         expect_shape(got, (*Q.shape[:-2], Q.shape[-2], V.shape[-1]), labels="(..., t_q, d_v)")
@@ -184,6 +216,7 @@ def check_masked_attention(fn) -> None:
         if n == 0:  # a property: whatever the values, the future must not leak
             try:
                 _check_no_leak(fn)
+                _check_no_leak(fn, t=13, cut=9, seed=7)
             except CheckFailed:
                 if not _same(got, expected):
                     _diagnose(got, Q, K, V, mask, name)  # a known mistake: name it
@@ -191,4 +224,4 @@ def check_masked_attention(fn) -> None:
         if not _same(got, expected):
             _diagnose(got, Q, K, V, mask, name)
             expect_close(np.nan_to_num(got, nan=1e9), expected, f"on {name}, the output")
-    passed("masked attention", len(cases) + 1)
+    return len(cases) + 2

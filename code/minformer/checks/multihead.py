@@ -10,7 +10,19 @@ from functools import partial
 import torch
 
 from ..attention import scaled_dot_product_attention
-from ._core import call, expect_close, expect_finite, expect_shape, fail, matches, passed, to_numpy
+from ..masks import causal_mask, padding_mask
+from ._core import (
+    call,
+    checker,
+    expect_close,
+    expect_finite,
+    expect_shape,
+    expect_tensor,
+    fail,
+    matches,
+    random_name,
+    to_numpy,
+)
 
 
 def _split(X, h):
@@ -23,14 +35,22 @@ def _merge(H):
     return H.transpose(1, 2).reshape(B, t, h * d_k)  # (batch, t, d_model)
 
 
-def _split_cases():
+def _split_cases(rng, seed):
     g = torch.Generator().manual_seed(0)
+    rg = torch.Generator().manual_seed(seed)
+    B, t, h, d_k = (int(rng.integers(1, 4)), int(rng.integers(9, 16)), int(rng.integers(2, 6)),
+                    int(rng.integers(1, 5)))
     return [
         ("X (2, 5, 8) with h = 2", torch.randn(2, 5, 8, generator=g), 2),
         ("X (2, 5, 8) with h = 4", torch.randn(2, 5, 8, generator=g), 4),
         ("X (3, 4, 6) with h = 3", torch.randn(3, 4, 6, generator=g), 3),
         ("X (1, 3, 4) with h = 1", torch.randn(1, 3, 4, generator=g), 1),
         ("X (2, 3, 4) with h = d_model = 4", torch.randn(2, 3, 4, generator=g), 4),
+        ("X (1, 11, 12) with h = 3 (one sequence, odd length)", torch.randn(1, 11, 12,
+                                                                           generator=g), 3),
+        ("X (3, 1, 6) with h = 2 (one token per sequence)", torch.randn(3, 1, 6, generator=g), 2),
+        (random_name(seed, f"X ({B}, {t}, {h * d_k}) with h = {h}"),
+         torch.randn(B, t, h * d_k, generator=rg), h),
     ]
 
 
@@ -50,21 +70,25 @@ def _diagnose_split(got, X, h, name):
              "features 0 … d_k - 1 (view as (batch, t, h, d_k), not (batch, t, d_k, h))")
 
 
-def check_split_heads(split_heads, merge_heads) -> None:
+@checker("split and merge heads")
+def check_split_heads(split_heads, merge_heads, *, rng, seed) -> int:
     """Check ``split_heads(X, h)``: (batch, t, d_model) → (batch, h, t, d_k), and
     ``merge_heads(H)``: (batch, h, t, d_k) → (batch, t, h·d_k), its inverse."""
-    cases = _split_cases()
+    cases = _split_cases(rng, seed)
     for name, X, h in cases:
         B, t, d = X.shape
         expected = _split(X, h)
-        got = to_numpy(call(split_heads, X.clone(), h, what="split_heads"), what="split_heads")
+        out = call(split_heads, X.clone(), h, what="split_heads", where=name)
+        got = to_numpy(out, what="split_heads")
         if not matches(got, expected.numpy()):
             _diagnose_split(got, X, h, name)
             expect_shape(got, tuple(expected.shape), labels="(batch, h, t, d_k)",
                          hint="d_k = d_model / h")
             expect_close(got, expected.numpy(), f"on {name}, split_heads")
+        expect_tensor(out, "split_heads", X.dtype, where=name)
         H = torch.randn(B, h, t, d // h, generator=torch.Generator().manual_seed(t + h))
-        got = to_numpy(call(merge_heads, H.clone(), what="merge_heads"), what="merge_heads")
+        out = call(merge_heads, H.clone(), what="merge_heads", where=name)
+        got = to_numpy(out, what="merge_heads")
         expected = _merge(H).numpy()
         if not matches(got, expected):
             if matches(got, H.reshape(B, t, d).numpy()) and t > 1 and h > 1:
@@ -74,9 +98,11 @@ def check_split_heads(split_heads, merge_heads) -> None:
             expect_shape(got, expected.shape, labels="(batch, t, d_model)",
                          hint="merge_heads must undo split_heads")
             expect_close(got, expected, f"on {name}, merge_heads")
-        back = to_numpy(call(merge_heads, _split(X, h), what="merge_heads"), what="merge_heads")
+        expect_tensor(out, "merge_heads", H.dtype, where=name)
+        back = to_numpy(call(merge_heads, _split(X, h), what="merge_heads", where=name),
+                        what="merge_heads")
         expect_close(back, X.numpy(), f"on {name}, merge_heads(split_heads(X)) (it must give X)")
-    passed("split and merge heads", len(cases))
+    return len(cases)
 
 
 def _reference(X_q, X_kv, W_Q, W_K, W_V, W_O, h, mask, *, transpose=True, scale=None,
@@ -103,12 +129,18 @@ def _is(got, variant, **kw) -> bool:
     return matches(got, variant(**kw).numpy())
 
 
-def _mha_cases():
+def _mha_cases(rng, seed):
     g = torch.Generator().manual_seed(1)
 
-    def weights(d):
+    def weights(d, g=g):
         return [torch.randn(d, d, generator=g) / math.sqrt(d) for _ in range(4)]
 
+    rg = torch.Generator().manual_seed(seed)
+    B, t_q, t_k, h = (int(rng.integers(1, 4)), int(rng.integers(9, 14)), int(rng.integers(1, 12)),
+                      int(rng.choice([2, 3, 4])))
+    d = h * int(rng.integers(2, 5))
+    lengths = torch.from_numpy(rng.integers(1, t_k + 1, size=B))
+    X9 = torch.randn(1, 9, 12, generator=g)
     X8 = torch.randn(2, 5, 8, generator=g)
     X_dec, X_enc = torch.randn(2, 3, 8, generator=g), torch.randn(2, 6, 8, generator=g)
     causal = torch.ones(5, 5, dtype=torch.bool).tril()  # (t, t)
@@ -122,23 +154,39 @@ def _mha_cases():
         ("self-attention, X (2, 5, 8), h = 1", X8, X8, *weights(8), 1, None),
         ("self-attention, X (1, 4, 16), h = 4, large inputs", X_big, X_big, *weights(16), 4,
          None),
+        ("self-attention, X (1, 9, 12), h = 3, causal & padding (length 7)", X9, X9,
+         *weights(12), 3, causal_mask(9) & padding_mask(torch.tensor([7]), 9)),
+        ("cross-attention, one query per sequence: X_q (3, 1, 8), X_kv (3, 11, 8), h = 4, "
+         "padding mask (3, 1, 1, 11)", torch.randn(3, 1, 8, generator=g),
+         torch.randn(3, 11, 8, generator=g), *weights(8), 4,
+         padding_mask(torch.tensor([11, 2, 7]))),
+        (random_name(seed, f"cross-attention, X_q ({B}, {t_q}, {d}), X_kv ({B}, {t_k}, {d}), "
+                     f"h = {h}, padding lengths {lengths.tolist()}"),
+         torch.randn(B, t_q, d, generator=rg), torch.randn(B, t_k, d, generator=rg),
+         *weights(d, g=rg), h, padding_mask(lengths, t_k)),
     ]
 
 
-def check_multi_head_attention(fn) -> None:
+@checker("multi-head attention")
+def check_multi_head_attention(fn, *, rng, seed) -> int:
     """Check ``fn(X_q, X_kv, W_Q, W_K, W_V, W_O, h, mask)``: fused multi-head attention.
 
     X_q (batch, t_q, d_model) gives the queries, X_kv (batch, t_k, d_model) the keys and values;
     W_Q, W_K, W_V, W_O are (d_model, d_model) (the book's notation: Q = X_q W_Q); mask is None or
     bool broadcastable to (batch, h, t_q, t_k), True = may attend. Returns (batch, t_q, d_model).
     """
-    cases = _mha_cases()
+    cases = _mha_cases(rng, seed)
     for name, X_q, X_kv, W_Q, W_K, W_V, W_O, h, mask in cases:
-        args = (X_q.clone(), X_kv.clone(), W_Q, W_K, W_V, W_O, h, mask)
-        got = to_numpy(call(fn, *args, what="your multi-head attention"),
-                       what="your multi-head attention")
+        same_x = X_q is X_kv
+        X_q = X_q.clone()
+        X_kv = X_q if same_x else X_kv.clone()
+        args = (X_q, X_kv, W_Q.clone(), W_K.clone(), W_V.clone(), W_O.clone(), h,
+                None if mask is None else mask.clone())
+        out = call(fn, *args, what="your multi-head attention", where=name)
+        got = to_numpy(out, what="your multi-head attention")
         B, t_q, d = X_q.shape
         expect_shape(got, (B, t_q, d), labels="(batch, t_q, d_model): one row per query")
+        expect_tensor(out, "your multi-head attention", X_q.dtype, where=name)
         expect_finite(got, "a fully masked row or an overflow? use the package's "
                       "scaled_dot_product_attention")
         ref = _reference(X_q, X_kv, W_Q, W_K, W_V, W_O, h, mask)
@@ -167,4 +215,4 @@ def check_multi_head_attention(fn) -> None:
             fail(f"on {name}: keys and values must come from X_kv (the encoder's output), "
                  "queries from X_q")
         expect_close(got, expected, f"on {name}, the output", atol=1e-5, rtol=1e-4)
-    passed("multi-head attention", len(cases))
+    return len(cases)

@@ -9,7 +9,16 @@ import numpy as np
 import torch
 
 from ..positional import sinusoidal_encoding
-from ._core import call, expect_close, expect_finite, expect_shape, fail, passed, to_numpy
+from ._core import (
+    call,
+    checker,
+    expect_close,
+    expect_finite,
+    expect_shape,
+    fail,
+    random_name,
+    to_numpy,
+)
 
 # float32 answers are welcome: sin of an angle near 50 carries an error of a few 1e-6
 _ATOL = 1e-4
@@ -46,8 +55,9 @@ _MISTAKES = [
       "the sine of pair i in column 2i, its cosine in column 2i+1")),
     ({"exponent": "i/d"},
      ("the exponent is i/d; it must be 2i/d (i is the pair index, 2i the even column of the "
-      "pair), so that the frequencies fall all the way from 1 to about 1/10000 (10000^(i/d) "
-      "is also 100^(2i/d): if you wrote 2i/d, check that the base is 10000, not 100)")),
+      "pair), so that the frequencies fall all the way from 1 to about 1/10000 (the same "
+      "numbers as base 100 with exponent 2i/d: if you wrote 2i/d, the base must be 10000, "
+      "not 100)")),
     ({"exponent": "j/d"},
      ("you used the column index j in the exponent (j/d), so the cosine column 2i+1 gets "
       "exponent (2i+1)/d; both columns of a pair share one frequency: use the pair index, "
@@ -74,17 +84,35 @@ def _estimated_base(got: np.ndarray, d: int):
     return omega ** (-d / 2)
 
 
-def _cases():
+def _cases(rng, seed):
     # n ≠ d everywhere, so a transposed answer shows in its shape; small cases last (a single
     # position or pair cannot tell several mistakes apart)
-    return [(10, 8), (50, 64), (200, 32), (3, 6), (1, 2)]
+    n, d = int(rng.integers(9, 80)), 2 * int(rng.integers(2, 40))
+    n = n + 1 if n == d else n
+    return [(10, 8, ""), (50, 64, ""), (200, 32, ""), (13, 10, ""), (9, 4, ""),
+            (n, d, f" ({random_name(seed, f'n={n}, d={d}')})"), (3, 6, ""), (1, 2, "")]
 
 
-def check_sinusoidal(fn) -> None:
+def _wrong_frequency(got, n, d):
+    """Name the first pair whose frequency is wrong (read from position 1), or None."""
+    if n < 2 or d < 4:
+        return None
+    for i in range(d // 2):
+        omega = math.atan2(got[1, 2 * i], got[1, 2 * i + 1])  # the angle of pair i at pos 1
+        want = 10000.0 ** (-2 * i / d)
+        if not math.isclose(omega, want, rel_tol=1e-3, abs_tol=1e-6):
+            return (f"pair i = {i} (columns {2 * i} and {2 * i + 1}) turns by {omega:.6g} "
+                    f"radians per position, but its frequency is 1 / 10000^(2i/d) = "
+                    f"10000^(-{2 * i}/{d}) = {want:.6g}: check the exponent 2i/d for this pair")
+    return None
+
+
+@checker("sinusoidal encoding")
+def check_sinusoidal(fn, *, rng, seed) -> int:
     """Check ``fn(n, d)`` → the (n, d) sinusoidal encoding (rows = positions 0 … n-1, d even)."""
-    cases = _cases()
-    for n, d in cases:
-        what = f"your encoding for n={n}, d={d}"
+    cases = _cases(rng, seed)
+    for n, d, seeded in cases:
+        what = f"your encoding for n={n}, d={d}{seeded}"
         got = to_numpy(call(fn, n, d, what=what), what=what)
         if got.shape == (n, d // 2) and d > 2:
             fail(f"{what} has shape {got.shape}: one column per pair; the encoding has d = {d} "
@@ -106,6 +134,10 @@ def check_sinusoidal(fn) -> None:
         if base is not None and abs(base - 10000) > 1 and _close(got, _variant(n, d, base=base)):
             fail(f"{what}: you used base {base:.6g}; the encoding divides by 10000^(2i/d), "
                  "base 10000")
+        if _close(got[:1], expected[:1]):  # position 0 right: the angles at pos 1 tell more
+            message = _wrong_frequency(got, n, d)
+            if message:
+                fail(f"{what}: {message}")
         expect_close(got, expected, f"{what}: the encoding", atol=_ATOL, rtol=0)
-    passed("sinusoidal encoding", len(cases))
+    return len(cases)
 

@@ -9,12 +9,14 @@ from ..attention import softmax
 from ._core import (
     CheckFailed,
     call,
+    checker,
+    expect_array,
     expect_close,
     expect_finite,
     expect_shape,
     fail,
     matches,
-    passed,
+    random_name,
     to_numpy,
 )
 
@@ -29,11 +31,11 @@ def _qkv_attention(X, W_Q, W_K, W_V):
     return A @ V, A  # (n, d_v), (n, n)
 
 
-def _qkv_cases():
+def _qkv_cases(rand, seed):
     rng = np.random.default_rng(3)
 
-    def case(name, n, d, d_k, d_v, scale=1.0):
-        X = rng.normal(size=(n, d))
+    def case(name, n, d, d_k, d_v, scale=1.0, X=None, rng=rng):
+        X = rng.normal(size=(n, d)) if X is None else X
         Ws = [scale * rng.normal(size=shape) / math.sqrt(d)
               for shape in ((d, d_k), (d, d_k), (d, d_v))]
         return (name, X, *Ws)
@@ -45,6 +47,14 @@ def _qkv_cases():
         case("6 tokens, d = d_k = d_v = 4", 6, 4, 4, 4),
         case("a single token, d = 3, d_k = 2, d_v = 3", 1, 3, 2, 3),
         case("5 tokens with large scores", 5, 6, 6, 6, scale=20.0),
+        case("9 tokens with repeats and a zero token, d = 7, d_k = 3, d_v = 5", 9, 7, 3, 5,
+             X=np.array([[1.0, 0, 2, 0, 0, 1, 0]] * 3 + [[0.0] * 7]
+                        + [[-1.0, 2, 0, 1, 3, 0, 1]] * 2 + list(rng.normal(size=(3, 7))))),
+        case("tokens whose row maxima differ by thousands", 4, 3, 3, 2, scale=1.0,
+             X=np.array([[80.0, 0, 0], [0.0, 1, 0], [0.0, 0, -60], [1.0, 1, 1]])),
+        case(random_name(seed, "an odd number of tokens, odd sizes"),
+             2 * int(rand.integers(5, 8)) + 1, int(rand.integers(3, 9)),
+             int(rand.integers(1, 6)), int(rand.integers(1, 6)), rng=rand),
     ]
 
 
@@ -98,25 +108,28 @@ def _diagnose(Y, A, X, W_Q, W_K, W_V, name):
         fail(f"on {name}: Y averages the tokens X; it must average the values V = X @ W_V")
 
 
-def check_qkv_attention(fn) -> None:
+@checker("QKV attention")
+def check_qkv_attention(fn, *, rng, seed) -> int:
     """Check ``fn(X, W_Q, W_K, W_V)`` returns (Y, A) with A = softmax(X W_Q (X W_K)ᵀ), Y = A X W_V.
 
     X: (n, d)   W_Q, W_K: (d, d_k)   W_V: (d, d_v) NumPy arrays; rows of X are tokens.
     Expected: Y (n, d_v) and A (n, n), each row of A summing to 1. No 1/√d_k (chapter 4).
     """
-    cases = _qkv_cases()
+    cases = _qkv_cases(rng, seed)
     for name, X, W_Q, W_K, W_V in cases:
         n, d = X.shape
         d_v = W_V.shape[1]
         try:
             out = call(fn, X.copy(), W_Q.copy(), W_K.copy(), W_V.copy(),
-                       what="your qkv_attention")
+                       what="your qkv_attention", where=name)
         except CheckFailed as e:
-            if "raised" not in str(e):
+            if " raised " not in str(e):
                 raise
             fail(f"{e} — check each product's shapes: Q = X @ W_Q is (n, d)(d, d_k), the scores "
                  "Q @ K.T are (n, n), Y = A @ V is (n, n)(n, d_v)")
         Y, A = _unpack(out)
+        for part, label in ((out[0], "the Y you returned"), (out[1], "the A you returned")):
+            expect_array(part, label, where=name)
         if Y.shape == (n, n) and A.shape == (n, d_v) and n != d_v:
             fail(f"on {name}: you returned (A, Y); return (Y, A)")
         if Y.shape == (n, d) and d != d_v:
@@ -132,7 +145,10 @@ def check_qkv_attention(fn) -> None:
             continue
         if matches(Y, A_ref) and matches(A, Y_ref):
             fail(f"on {name}: you returned (A, Y); return (Y, A)")
+        if matches(Y, Y_ref) and matches(A, A_ref.T):
+            fail(f"on {name}: Y is right but you returned A transposed (Aᵀ): row i of A must "
+                 "hold query i's weights over the keys, so that each row sums to 1")
         _diagnose(Y, A, X, W_Q, W_K, W_V, name)
         expect_close(A, A_ref, f"on {name}, A")
         expect_close(Y, Y_ref, f"on {name}, Y")
-    passed("QKV attention", len(cases))
+    return len(cases)

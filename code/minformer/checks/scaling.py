@@ -6,17 +6,37 @@ import numpy as np
 import torch
 
 from ..attention import softmax
-from ._core import expect_close, expect_finite, expect_shape, fail, matches, passed, to_numpy
+from ._core import (
+    CheckFailed,
+    call,
+    checker,
+    expect_array,
+    expect_close,
+    expect_finite,
+    expect_shape,
+    fail,
+    matches,
+    random_name,
+    to_numpy,
+)
 
 
-def _scaled_cases():
+def _scaled_cases(rng, seed):
     """(name, Q, K, V) in float64. The sizes t_q, t_k, d_k, d_v differ within a case, so a
     scale by the wrong size gives a different answer and can be named."""
     g = torch.Generator().manual_seed(4)
 
-    def r(*shape, scale=1.0):
+    def r(*shape, scale=1.0, g=g):
         return scale * torch.randn(*shape, generator=g, dtype=torch.float64)
 
+    rg = torch.Generator().manual_seed(seed)
+    B, t_q, t_k = int(rng.integers(1, 4)), int(rng.integers(9, 14)), 2 * int(rng.integers(4, 8)) + 1
+    d_k, d_v = int(rng.integers(3, 12)), int(rng.integers(1, 6))
+    far = r(5, 6)
+    far[1] *= 400.0  # one query's scores reach thousands, its neighbours' stay near 0
+    far[3] *= -300.0
+    same_keys = r(1, 4).expand(6, 4).clone()  # six identical keys: exact ties
+    same_keys[2] = 0.0
     return [
         ("t_q=3, t_k=5, d_k=6, d_v=2", r(3, 6), r(5, 6), r(5, 2)),
         ("a square K: t_k = d_k = 4, t_q=3, d_v=5", r(3, 4), r(4, 4), r(4, 5)),
@@ -25,20 +45,30 @@ def _scaled_cases():
          r(2, 2, 3, 8), r(2, 2, 5, 8), r(2, 2, 5, 6)),
         ("large scores (entries of Q and K ~ 30)", r(4, 6, scale=30), r(5, 6, scale=30),
          r(5, 3)),
+        ("queries whose score maxima differ by thousands: Q (5, 6), K (7, 6), V (7, 3)", far,
+         r(7, 6), r(7, 3)),
+        ("a batch of 1 sequence x 3 heads: Q (1, 3, 9, 5), K (1, 3, 11, 5), V (1, 3, 11, 2)",
+         r(1, 3, 9, 5), r(1, 3, 11, 5), r(1, 3, 11, 2)),
+        ("a batch of 3 x 1 head: Q (3, 1, 2, 7), K (3, 1, 1, 7), V (3, 1, 1, 4)",
+         r(3, 1, 2, 7), r(3, 1, 1, 7), r(3, 1, 1, 4)),
+        ("identical keys and a zero key (ties): Q (3, 4), K (6, 4), V (6, 2)", r(3, 4),
+         same_keys, r(6, 2)),
+        (random_name(seed, f"Q ({B}, {t_q}, {d_k}), K ({B}, {t_k}, {d_k}), V ({B}, {t_k}, "
+                     f"{d_v})"), r(B, t_q, d_k, g=rg), r(B, t_k, d_k, scale=3.0, g=rg),
+         r(B, t_k, d_v, g=rg)),
     ]
 
 
 def _call(fn, Q, K, V, name):
     """Call fn(Q, K, V) on copies; a crash becomes a message with the shapes and a hint."""
     try:
-        return fn(Q.clone(), K.clone(), V.clone())
-    except NotImplementedError:
-        fail("your attention raises NotImplementedError: replace the stub's `raise` with your code")
-    except Exception as e:  # noqa: BLE001 (the reader's bug: report it)
+        return call(fn, Q.clone(), K.clone(), V.clone(), what="your attention", where=name)
+    except CheckFailed as e:
+        if " raised " not in str(e):
+            raise
         hint = ("check the shapes: the scores Q Kᵀ are (..., t_q, t_k), so transpose K's last "
                 "two axes with K.transpose(-2, -1) (K.T reverses *all* axes of a batched K)")
-        fail(f"on {name}: your attention raised {type(e).__name__} for Q {tuple(Q.shape)}, "
-             f"K {tuple(K.shape)}, V {tuple(V.shape)}: {e} — {hint}")
+        fail(f"{e} — {hint}")
 
 
 def _wrong_scales(Q, K, V):
@@ -89,12 +119,14 @@ def _diagnose(got, Q, K, V, name):
              "last axis")
 
 
-def check_scaled_attention(fn) -> None:
+@checker("scaled dot-product attention")
+def check_scaled_attention(fn, *, rng, seed) -> int:
     """Check ``fn(Q, K, V)`` = softmax(Q Kᵀ / √d_k) V for PyTorch tensors
     Q (..., t_q, d_k), K (..., t_k, d_k), V (..., t_k, d_v); returns (..., t_q, d_v)."""
-    cases = _scaled_cases()
+    cases = _scaled_cases(rng, seed)
     for name, Q, K, V in cases:
-        got = to_numpy(_call(fn, Q, K, V, name), what="your attention")
+        out = _call(fn, Q, K, V, name)
+        got = to_numpy(out, what="your attention")
         t_q, t_k, d_v = Q.shape[-2], K.shape[-2], V.shape[-1]
         expected_shape = (*Q.shape[:-2], t_q, d_v)
         hint = ""
@@ -103,6 +135,7 @@ def check_scaled_attention(fn) -> None:
         elif tuple(got.shape) == (*Q.shape[:-2], d_v, t_q):
             hint = "is the output transposed?"
         expect_shape(got, expected_shape, labels="(..., t_q, d_v)", hint=hint)
+        expect_array(out, "your attention", where=name)  # NumPy or torch, float64 like the inputs
         expect_finite(got, f"on {name}: large scores overflow exp — use torch.softmax (or "
                       "subtract each row's max before exp)")
         S = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])  # (..., t_q, t_k)
@@ -110,4 +143,4 @@ def check_scaled_attention(fn) -> None:
         if not matches(got, expected):
             _diagnose(got, Q, K, V, name)
             expect_close(got, expected, f"on {name}, the output")
-    passed("scaled dot-product attention", len(cases))
+    return len(cases)

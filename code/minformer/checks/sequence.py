@@ -7,7 +7,19 @@ from collections import Counter
 import numpy as np
 import torch
 
-from ._core import call, expect_close, expect_finite, expect_shape, fail, matches, passed, to_numpy
+from ._core import (
+    CheckFailed,
+    call,
+    checker,
+    expect_array,
+    expect_close,
+    expect_finite,
+    expect_shape,
+    fail,
+    matches,
+    random_name,
+    to_numpy,
+)
 
 
 # ---------------------------------------------------------------------------- bigram perplexity
@@ -37,7 +49,7 @@ def bigram_perplexity_reference(train, test, k, *, log_base=math.e, exp_base=mat
     return exp_base ** (total / n)
 
 
-def _bigram_cases():
+def _bigram_cases(rand, seed):
     """(name, train, test, k). Every train text ends with a word that never starts a test
     bigram, so c(v) computed as Σ_w c(v, w) or as the unigram count of v gives the same value."""
     rng = np.random.default_rng(9)
@@ -54,6 +66,12 @@ def _bigram_cases():
         ("two test words only (one bigram), k = 1", text, ["on", "the"], 1.0),
         ("60 random words over 8 types, k = 0.1 (test uses 6 of them)", random_train,
          random_test, 0.1),
+        ("a test word never seen in train ('zebra'), repeated words, k = 0.5", text,
+         "the zebra the zebra sat on the".split(), 0.5),
+        (random_name(seed, "random words, random k"),
+         [str(w) for w in rand.choice(words, size=int(rand.integers(30, 90)))] + ["end"],
+         [str(w) for w in rand.choice(words[:7], size=int(rand.integers(9, 20)))],
+         float(rand.choice([0.05, 0.3, 1.0, 2.0]))),
     ]
 
 
@@ -94,22 +112,20 @@ def _bigram_wrong_variants(train, test, k):
     return variants
 
 
-def check_bigram_perplexity(fn) -> None:
+@checker("bigram perplexity")
+def check_bigram_perplexity(fn, *, rng, seed) -> int:
     """Check ``fn(train, test, k)``: the perplexity of an add-k bigram model trained on the list
     of words ``train``, on the list of words ``test``."""
-    cases = _bigram_cases()
+    cases = _bigram_cases(rng, seed)
     for name, train, test, k in cases:
         try:
-            got = fn(list(train), list(test), k)
-        except (ValueError, ZeroDivisionError) as e:
-            if "NotImplementedError" in type(e).__name__:
-                raise
-            fail(f"on {name}: your bigram_perplexity raised {type(e).__name__} ({e}): probably "
-                 "log(0) or a division by zero — a test bigram never seen in train gets "
-                 "probability 0 unless you add k to every count c(v, w) and k·V to the "
-                 "denominator")
-        except Exception:  # noqa: BLE001 (anything else: the generic message with the inputs)
-            got = call(fn, list(train), list(test), k, what="your bigram_perplexity")
+            got = call(fn, list(train), list(test), k, what="your bigram_perplexity", where=name)
+        except CheckFailed as e:
+            if " raised ValueError" in str(e) or " raised ZeroDivisionError" in str(e):
+                fail(f"{e} — probably log(0) or a division by zero: a test bigram never seen "
+                     "in train gets probability 0 unless you add k to every count c(v, w) and "
+                     "k·V to the denominator")
+            raise
         if isinstance(got, torch.Tensor) and got.numel() == 1:
             got = got.item()
         if isinstance(got, np.ndarray) and got.size == 1:
@@ -130,7 +146,7 @@ def check_bigram_perplexity(fn) -> None:
                 fail(f"on {name}: {message}")
         fail(f"on {name}: perplexity {got:.6g}, expected {expected:.6g}. Check the counts: "
              "c(v, w) counts adjacent pairs (train[i], train[i+1]) and c(v) = Σ_w c(v, w)")
-    passed("bigram perplexity", len(cases))
+    return len(cases)
 
 
 # ---------------------------------------------------------------------------- BPTT
@@ -158,13 +174,18 @@ def _rnn_states(T, d_h, d_in, seed, scale):
     return H, W_h, u.clone(), G
 
 
-def _bptt_cases():
+def _bptt_cases(rng, seed):
+    T, d_h = int(rng.integers(9, 16)), int(rng.integers(1, 7))
     return [
         ("T=6 steps, d_h=4", *_rnn_states(6, 4, 3, seed=1, scale=1.2)),
         ("T=1 step (the gradient is g_T itself)", *_rnn_states(1, 3, 2, seed=2, scale=1.0)),
         ("T=10 steps, d_h=5, a large W_h (saturated tanh)", *_rnn_states(10, 5, 3, seed=3,
                                                                         scale=3.0)),
         ("T=4 steps, d_h=2", *_rnn_states(4, 2, 2, seed=4, scale=0.9)),
+        ("T=11 steps, d_h=1 (one hidden unit)", *_rnn_states(11, 1, 2, seed=5, scale=1.1)),
+        ("T=9 steps, d_h=7", *_rnn_states(9, 7, 4, seed=6, scale=1.0)),
+        (random_name(seed, f"T={T} steps, d_h={d_h}"), *_rnn_states(T, d_h, 3, seed=seed,
+                                                                     scale=1.3)),
     ]
 
 
@@ -201,17 +222,19 @@ def _bptt_variants(H, W_h, g_T):
     ]
 
 
-def check_bptt(fn) -> None:
+@checker("backpropagation through time")
+def check_bptt(fn, *, rng, seed) -> int:
     """Check ``fn(H, W_h, g_T)`` → G (T, d_h), row t = ∂ℓ/∂h_t, for a tanh RNN
     h_t = tanh(W_h h_{t-1} + W_x x_t + b) whose states are the rows of H and whose loss ℓ
     depends on h_T only, with gradient g_T = ∂ℓ/∂h_T."""
-    cases = _bptt_cases()
+    cases = _bptt_cases(rng, seed)
     for name, H, W_h, g_T, G in cases:
-        got = to_numpy(call(fn, H.clone(), W_h.clone(), g_T.clone(), what="your bptt"),
-                       what="your bptt")
+        out = call(fn, H.clone(), W_h.clone(), g_T.clone(), what="your bptt", where=name)
+        got = to_numpy(out, what="your bptt")
         T, d_h = H.shape
         expect_shape(got, (T, d_h), labels="(T, d_h): one gradient row per step",
                      hint="return one row ∂ℓ/∂h_t per step t, stacked like H")
+        expect_array(out, "your bptt", where=name)  # NumPy or torch, float64 like the inputs
         expect_finite(got, f"on {name}: check for a division or an overflow")
         expected = G.numpy()
         if matches(got, expected):
@@ -223,4 +246,4 @@ def check_bptt(fn) -> None:
             fail(f"on {name}: the last row must be g_T = ∂ℓ/∂h_T itself (the loss depends on "
                  "h_T directly)")
         expect_close(got, expected, f"on {name}, ∂ℓ/∂h_t")
-    passed("backpropagation through time", len(cases))
+    return len(cases)

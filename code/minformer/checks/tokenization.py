@@ -8,8 +8,10 @@ is a pair of symbols ``(a, b)`` that becomes the symbol ``a + b``.
 from collections import Counter
 from itertools import pairwise
 
+import numpy as np
+
 from ..tokenizer import BPETokenizer, pretokenize
-from ._core import fail, passed
+from ._core import call, checker, fail, random_name
 
 # A small self-contained corpus for the "real merges" cases (ASCII, so characters = bytes).
 _CORPUS = [
@@ -47,13 +49,17 @@ def _as_counts(out, case: str) -> Counter:
                  "('a' + 'bc' == 'ab' + 'c')")
         if not (isinstance(key, tuple) and len(key) == 2):
             fail(f"on {case}: the key {key!r} is not a pair (a, b) of adjacent symbols")
-        if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             fail(f"on {case}: the count of {key!r} is {value!r}; counts are integers")
-    return Counter({k: v for k, v in out.items() if v != 0})
+    return Counter({k: int(v) for k, v in out.items() if v != 0})
 
 
-def _count_cases():
+def _count_cases(rng, seed):
     peter = Counter(pretokenize(" ".join(_CORPUS[:2])))
+    random_words = {}
+    for _ in range(int(rng.integers(3, 8))):
+        word = tuple(str(c) for c in rng.choice(list("abc"), size=int(rng.integers(1, 12))))
+        random_words[word] = int(rng.integers(1, 20))
     return [
         ("the words low ×5, lower ×2, newest ×6, widest ×3",
          {tuple("low"): 5, tuple("lower"): 2, tuple("newest"): 6, tuple("widest"): 3}),
@@ -65,31 +71,29 @@ def _count_cases():
         ("an empty table", {}),
         ("the chunks of two Peter Piper sentences",
          {tuple(c): f for c, f in sorted(peter.items())}),
+        ("repeated pairs: 'abababab' ×2, 'aaaa' ×3, 'ba' ×1",
+         {tuple("abababab"): 2, tuple("aaaa"): 3, tuple("ba"): 1}),
+        ("a word seen 0 times ('xy' ×0) next to 'xyx' ×2", {("x", "y"): 0, tuple("xyx"): 2}),
+        ("symbols whose concatenations collide: ('ab', 'c') ×1 and ('a', 'bc') ×4",
+         {("ab", "c"): 1, ("a", "bc"): 4}),
+        (random_name(seed, f"{len(random_words)} random words over 'abc'"), random_words),
     ]
 
 
-def check_count_pairs(fn) -> None:
+@checker("count_pairs")
+def check_count_pairs(fn, *, rng, seed) -> int:
     """Check ``fn(word_freq)``: ``word_freq`` maps each word (a tuple of symbols) to how often it
     occurs; the answer maps each pair ``(a, b)`` of adjacent symbols *inside* a word to the
     number of times it occurs in the corpus, i.e. summed over words and weighted by frequency."""
-    cases = _count_cases()
+    cases = _count_cases(rng, seed)
     for case, word_freq in cases:
-        given = dict(word_freq)
-        try:
-            out = fn(given)
-        except NotImplementedError:
-            fail("count_pairs raises NotImplementedError: replace the stub's `raise` with your "
-                 "code")
-        except Exception as e:  # noqa: BLE001 (the reader's bug: report it)
-            fail(f"count_pairs raised {type(e).__name__} on {case}: {e}")
-        if given != word_freq:
-            fail(f"on {case}: count_pairs changed the table it was given; leave it unchanged")
+        out = call(fn, dict(word_freq), what="count_pairs", where=case)
         got = _as_counts(out, case)
         expected = _reference_counts(word_freq)
         if got == expected:
             continue
         _diagnose_counts(got, expected, word_freq, case)
-    passed("count_pairs", len(cases))
+    return len(cases)
 
 
 def _non_overlapping_counts(word_freq) -> Counter:
@@ -108,6 +112,13 @@ def _non_overlapping_counts(word_freq) -> Counter:
 
 
 def _diagnose_counts(got, expected, word_freq, case):
+    joined = Counter()
+    for (a, b), f in expected.items():
+        joined[a + b] += f
+    if any(got[p] == joined[p[0] + p[1]] != expected[p] for p in expected):
+        fail(f"on {case}: pairs whose symbols join to the same string were counted together "
+             "('ab' + 'c' and 'a' + 'bc' are both 'abc'): key the counts by the pair (a, b) as "
+             "a tuple, never by a + b")
     if got == _reference_counts({w: 1 for w in word_freq}):
         fail(f"on {case}: each word counted once; weight every pair by its word's frequency "
              "(a word seen 5 times contributes its pairs 5 times)")
@@ -153,7 +164,7 @@ def _reference_apply(symbols, merges):
     return symbols
 
 
-def _merge_cases():
+def _merge_cases(rng, seed):
     tok = BPETokenizer.train(_CORPUS, 4 + 256 + 60)
     merges = tok.merges
     words = [" pickled", " peppers", "Peter", " woodchuck", " shells", " lowest", " newer",
@@ -170,7 +181,27 @@ def _merge_cases():
          [("l", "o"), ("lo", "w"), ("o", "w")]),
         ("'x' with no merges", ["x"], []),
         ("an empty word", [], [("a", "b")]),
+        ("['xy', 'z'] with the one merge ('x', 'yz'): it must not apply", ["xy", "z"],
+         [("x", "yz")]),
+        ("['a', 'bc', 'ab', 'c'] with the merges ('ab', 'c'), ('a', 'bc')",
+         ["a", "bc", "ab", "c"], [("ab", "c"), ("a", "bc")]),
+        ("'aaaaaaaaaaa' (11 a's) with ('a', 'a'), ('aa', 'a'), ('aa', 'aa')", list("a" * 11),
+         [("a", "a"), ("aa", "a"), ("aa", "aa")]),
     ]
+    # random merges as BPE learns them: each joins two symbols that exist already into a new
+    # one (made by no other merge), so replaying them in order or by rank gives the same
+    symbols, order = ["a", "b"], []
+    n_merges = int(rng.integers(3, 9))
+    for _ in range(200):
+        if len(order) == n_merges:
+            break
+        pair = (str(rng.choice(symbols)), str(rng.choice(symbols)))
+        if pair[0] + pair[1] not in symbols:
+            order.append(pair)
+            symbols.append(pair[0] + pair[1])
+    word = [str(c) for c in rng.choice(list("ab"), size=int(rng.integers(9, 25)))]
+    cases.append((random_name(seed, f"the word {''.join(word)!r} with {len(order)} merges "
+                              f"{order}"), word, order))
     for w in words:
         expected = tok.tokenize(w)
         assert expected == _reference_apply(list(w), merges)  # the package agrees
@@ -178,20 +209,16 @@ def _merge_cases():
     return cases
 
 
-def check_apply_merges(fn) -> None:
+@checker("apply_merges")
+def check_apply_merges(fn, *, rng, seed) -> int:
     """Check ``fn(symbols, merges)``: the word ``symbols`` (a list of symbols, e.g. its
     characters) after applying the learned ``merges`` (pairs of symbols, in the order they were
     learned), exactly as BPE encodes it: merges in training order, each pair replaced left to
     right without overlaps. Returns a list of symbols."""
-    cases = _merge_cases()
+    cases = _merge_cases(rng, seed)
     for case, symbols, merges in cases:
-        try:
-            out = fn(list(symbols), [tuple(m) for m in merges])
-        except NotImplementedError:
-            fail("apply_merges raises NotImplementedError: replace the stub's `raise` with your "
-                 "code")
-        except Exception as e:  # noqa: BLE001 (the reader's bug: report it)
-            fail(f"apply_merges raised {type(e).__name__} on {case}: {e}")
+        out = call(fn, list(symbols), [tuple(m) for m in merges], what="apply_merges",
+                   where=case)
         if out is None:
             fail("apply_merges returned None: did you forget the `return` statement?")
         if isinstance(out, str):
@@ -206,7 +233,7 @@ def check_apply_merges(fn) -> None:
         if got == expected:
             continue
         _diagnose_merges(got, expected, symbols, merges, case)
-    passed("apply_merges", len(cases))
+    return len(cases)
 
 
 def _diagnose_merges(got, expected, symbols, merges, case):
@@ -223,6 +250,10 @@ def _diagnose_merges(got, expected, symbols, merges, case):
     if got == _right_to_left(symbols, merges):
         fail(f"{where} — take the pairs left to right: in 'aaa' the merge ('a', 'a') joins "
              "positions 0 and 1 and leaves the last 'a' alone")
+    if got == _by_joined_string(symbols, merges):
+        fail(f"{where} — a pair is a merge only if its two symbols match exactly: ('xy', 'z') "
+             "is not the merge ('x', 'yz') although both join to 'xyz'; key the ranks by the "
+             "pair (a, b), not by a + b")
     if got == _first_only(symbols, merges):
         fail(f"{where} — each merge replaces every occurrence of its pair in the word, not "
              "just the first")
@@ -241,6 +272,32 @@ def _any_order(symbols, merges):
                 symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
                 changed = True
                 break
+    return symbols
+
+
+def _by_joined_string(symbols, merges):
+    """Wrong: ranks keyed by the joined string a + b, so ('xy', 'z') counts as ('x', 'yz')."""
+    rank = {}
+    for r, (a, b) in enumerate(merges):
+        rank.setdefault(a + b, r)
+    symbols = list(symbols)
+    while len(symbols) > 1:
+        pairs = list(pairwise(symbols))
+        best = min(range(len(pairs)), key=lambda i: (rank.get(pairs[i][0] + pairs[i][1],
+                                                               len(merges)), i))
+        a, b = pairs[best]
+        if a + b not in rank:
+            break
+        out, i = [], 0
+        while i < len(symbols):
+            if i + 1 < len(symbols) and symbols[i] + symbols[i + 1] == a + b and (
+                    symbols[i], symbols[i + 1]) == (a, b):
+                out.append(a + b)
+                i += 2
+            else:
+                out.append(symbols[i])
+                i += 1
+        symbols = out
     return symbols
 
 
