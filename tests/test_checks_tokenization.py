@@ -24,7 +24,7 @@ def test_count_pairs_accepts_correct(capsys):
     check_count_pairs(lambda wf: dict(count_pairs(wf)))  # a plain dict is fine
     check_count_pairs(  # so are explicit zero counts
         lambda wf: {("never", "seen"): 0, **count_pairs(wf)})
-    assert capsys.readouterr().out.count("✓ count_pairs: 11 cases passed") == 3
+    assert capsys.readouterr().out.count("✓ count_pairs: 12 cases passed") == 3
 
 
 def test_count_pairs_rejects_ignoring_frequencies():

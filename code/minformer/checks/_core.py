@@ -238,13 +238,13 @@ def expect_shape(got: np.ndarray, expected: tuple, labels: str = "", hint: str =
     if tuple(got.shape) != tuple(expected):
         meaning = f" {labels}" if labels else ""
         extra = ""
-        if hint:
+        if 1 in expected and tuple(got.shape) == tuple(s for s in expected if s != 1):
+            extra = (" — the axes of size 1 went missing (a bare .squeeze() removes every "
+                     "size-1 axis, the batch's too: name the axis, e.g. .squeeze(-1))")
+        elif hint:
             extra = f" — {hint}"
         elif got.ndim == 2 and tuple(got.shape[::-1]) == tuple(expected):
             extra = " — is the output transposed?"
-        elif int(np.prod(got.shape)) == int(np.prod(expected)) and 1 in expected:
-            extra = (" — an axis of size 1 went missing (a bare .squeeze() removes every "
-                     "size-1 axis, the batch's too: name the axis, .squeeze(-1))")
         fail(f"expected shape {tuple(expected)}{meaning}, got {tuple(got.shape)}{extra}")
 
 

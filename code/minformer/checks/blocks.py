@@ -97,6 +97,10 @@ def check_layer_norm(fn, *, rng, seed) -> int:
         if eps > 1e-4 and wrong(eps=0.0):
             fail(f"on {name}: ε is missing: divide by √(σ² + ε) (without it a token whose "
                  "features are all equal divides by zero)")
+        for fixed in (1e-5, 1e-6):
+            if abs(eps - fixed) > 1e-3 and wrong(eps=fixed):
+                fail(f"on {name}: you used ε = {fixed:g}, not the eps = {eps:g} passed in: use "
+                     "the argument eps")
         if wrong(unbiased=True):
             fail(f"on {name}: you used the unbiased variance (dividing by d - 1); LayerNorm uses "
                  "the biased one, dividing by d: x.var(dim=-1, unbiased=False)")

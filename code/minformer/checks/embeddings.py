@@ -191,7 +191,14 @@ def _loss_variants(v, u_o, u_neg):
     sampled_softmax = F.cross_entropy(
         torch.cat([(u_o * v).sum(-1, keepdim=True), (u_neg * v.unsqueeze(1)).sum(-1)], 1),
         torch.zeros(len(v), dtype=torch.long))
+    s_neg = (u_neg @ v.unsqueeze(-1)).squeeze()  # the bare squeeze drops k = 1 (or batch = 1)
+    s_pos = (u_o * v).sum(-1)
+    squeezed = (-F.logsigmoid(s_pos) - F.logsigmoid(-s_neg).sum(-1)).mean()
     return [
+        (squeezed,
+         ("a bare .squeeze() also dropped an axis of size 1 (k = 1 or batch = 1), so the sum "
+          "over the noise words ran over the wrong axis: squeeze only the last axis, "
+          ".squeeze(-1)")),
         (ref(v, u_o, u_neg, neg_sign=1.0),
          ("the noise term has the wrong sign: a noise word should get a LOW score, so its term "
          "is log σ(−u_kᵀ v_c), with a minus inside the sigmoid")),

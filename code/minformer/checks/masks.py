@@ -160,6 +160,14 @@ def _diagnose(got, Q, K, V, mask, name):
         fail(f"{where}: you zeroed the masked weights after the softmax, so rows no longer sum "
              f"to 1 (query {row[-1]} sums to {after.sum(-1)[row]:.3f}); set the masked scores "
              "to -inf before the softmax")
+    zero_scores = (S == 0) & m  # allowed keys whose score is exactly 0
+    if zero_scores.any():
+        by_value = torch.from_numpy(m & (S != 0))  # the mask read off the scores
+        guess = scaled_dot_product_attention(Q, K, V, by_value).numpy()
+        if _same(got, guess) or _same(np.nan_to_num(got), np.nan_to_num(guess)):
+            fail(f"{where}: you found the masked entries by looking for scores equal to 0 (or "
+                 "multiplied the scores by the mask); a real score can be exactly 0 (a query "
+                 "of zeros) — use the mask itself: scores.masked_fill(~mask, -inf)")
     if _same(got, softmax(np.where(m, S, 0.0), axis=-1) @ v, has_key):
         fail(f"{where}: masked scores set to 0 are not hidden (e^0 = 1); set them to -inf")
     unscaled = scaled_dot_product_attention(Q * math.sqrt(Q.shape[-1]), K, V, mask).numpy()

@@ -201,6 +201,11 @@ def check_multi_head_attention(fn, *, rng, seed) -> int:
         if h > 1 and _is(got, variant, transpose=False):
             fail(f"on {name}: the heads mix positions: reshape to (batch, t, h, d_k) and "
                  "transpose(1, 2); a direct reshape to (batch, h, t, d_k) is wrong")
+        for h_wrong in range(1, d + 1):
+            if d % h_wrong == 0 and h_wrong != h and matches(got, _reference(
+                    X_q, X_kv, W_Q, W_K, W_V, W_O, h_wrong, mask).numpy()):
+                fail(f"on {name}: you split into {h_wrong} heads; use the argument h = {h} "
+                     "(not a fixed number)")
         if _is(got, variant, use_W_O=False):
             fail(f"on {name}: the concatenated heads must go through the output projection W_O")
         if h > 1 and _is(got, variant, scale=math.sqrt(d)):

@@ -29,11 +29,13 @@ def _close(got: np.ndarray, candidate: np.ndarray) -> bool:
 
 
 def _variant(n, d, base=10000.0, exponent="2i/d", even="sin", layout="interleaved", first=0,
-             divide=True) -> np.ndarray:
+             divide=True, d_used=None) -> np.ndarray:
     """The encoding with one thing changed, to recognise a typical mistake. Shape (n, d)."""
     pos = np.arange(first, first + n, dtype=np.float64)[:, None]  # (n, 1)
     col = np.arange(d)  # (d,) column index j
     i = col // 2 if layout == "interleaved" else col % (d // 2)  # (d,) pair index of each column
+    if d_used is not None:  # the exponent 2i/d with another d
+        d = d_used
     power = {"2i/d": 2 * i / d, "i/d": i / d, "j/d": col / d, "2j/d": 2 * col / d}[exponent]
     scale = base ** power  # (d,)
     angles = pos / scale if divide else pos * scale  # (n, d)
@@ -131,7 +133,13 @@ def check_sinusoidal(fn, *, rng, seed) -> int:
             if _close(got, _variant(n, d, **change)):
                 fail(f"{what}: {message}")
         base = _estimated_base(got, d)
-        if base is not None and abs(base - 10000) > 1 and _close(got, _variant(n, d, base=base)):
+        if base is not None and base > 1 and abs(base - 10000) > 1:
+            d_used = round(d * math.log(10000) / math.log(base))  # 10000^(2i/d') = base^(2i/d)
+            if d_used != d and d_used > 0 and _close(got, _variant(n, d, d_used=d_used)):
+                fail(f"{what}: the exponent is 2i/{d_used}, not 2i/d = 2i/{d}: use the d that "
+                     "is passed in, not a fixed size")
+        if (base is not None and 10 < base < 1e6 and abs(base - 10000) > 1
+                and _close(got, _variant(n, d, base=base))):
             fail(f"{what}: you used base {base:.6g}; the encoding divides by 10000^(2i/d), "
                  "base 10000")
         if _close(got[:1], expected[:1]):  # position 0 right: the angles at pos 1 tell more

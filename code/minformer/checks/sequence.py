@@ -34,9 +34,12 @@ def bigram_perplexity_reference(train, test, k, *, log_base=math.e, exp_base=mat
     context = Counter(train[:-1])  # c(v) = Σ_w c(v, w): v counted as the left word of a pair
     unigram = Counter(train)
     V = {"train": len(set(train)), "test": len(set(test)),
-         "both": len(set(train) | set(test))}[vocab_from]
+         "both": len(set(train) | set(test)), "tokens": len(train)}[vocab_from]
     total = 0.0
-    for v, w in zip(test, test[1:]):
+    bigrams = list(zip(test, test[1:]))
+    if n_terms == "distinct":  # each distinct test bigram once
+        bigrams = list(dict.fromkeys(bigrams))
+    for v, w in bigrams:
         if reverse:  # divided by the count of the next word w instead of the context v
             num, c = pairs[(v, w)] + k, unigram[w]
         else:
@@ -45,7 +48,7 @@ def bigram_perplexity_reference(train, test, k, *, log_base=math.e, exp_base=mat
         if num == 0 or den == 0:
             return math.inf
         total += -math.log(num / den, log_base)
-    n = {"bigrams": len(test) - 1, "words": len(test)}[n_terms]
+    n = {"bigrams": len(test) - 1, "words": len(test), "distinct": len(bigrams)}[n_terms]
     return exp_base ** (total / n)
 
 
@@ -105,6 +108,12 @@ def _bigram_wrong_variants(train, test, k):
         (ref(train, test, k, vocab_from="test"),
          "V must be the number of distinct words in the training text (the vocabulary the "
          "model spreads probability over), not in the test text"),
+        (ref(train, test, k, vocab_from="tokens"),
+         f"V must be the number of distinct words in train, len(set(train)) = "
+         f"{len(set(train))}, not the number of tokens len(train) = {len(train)}"),
+        (ref(train, test, k, n_terms="distinct"),
+         "you counted each distinct test bigram once; the perplexity averages over every "
+         "bigram occurrence of the test text, repeats included"),
         (ref(train, test, k, reverse=True),
          "you divided c(v, w) by the count of the next word w, as if computing the previous "
          "word given the next: divide by c(v), the count of the previous word v as a context"),
@@ -121,6 +130,9 @@ def check_bigram_perplexity(fn, *, rng, seed) -> int:
         try:
             got = call(fn, list(train), list(test), k, what="your bigram_perplexity", where=name)
         except CheckFailed as e:
+            if " raised KeyError" in str(e):
+                fail(f"{e} — a word or pair never seen in train has count 0: count with a "
+                     "Counter (or dict.get(key, 0)), which answers 0 for a missing key")
             if " raised ValueError" in str(e) or " raised ZeroDivisionError" in str(e):
                 fail(f"{e} — probably log(0) or a division by zero: a test bigram never seen "
                      "in train gets probability 0 unless you add k to every count c(v, w) and "

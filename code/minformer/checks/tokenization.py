@@ -71,6 +71,8 @@ def _count_cases(rng, seed):
         ("an empty table", {}),
         ("the chunks of two Peter Piper sentences",
          {tuple(c): f for c, f in sorted(peter.items())}),
+        ("'mississippi' ×3 (11 symbols) and 'miss' ×2",
+         {tuple("mississippi"): 3, tuple("miss"): 2}),
         ("repeated pairs: 'abababab' ×2, 'aaaa' ×3, 'ba' ×1",
          {tuple("abababab"): 2, tuple("aaaa"): 3, tuple("ba"): 1}),
         ("a word seen 0 times ('xy' ×0) next to 'xyx' ×2", {("x", "y"): 0, tuple("xyx"): 2}),
@@ -132,6 +134,13 @@ def _diagnose_counts(got, expected, word_freq, case):
         fail(f"on {case}: count every adjacent position, overlaps included: 'aaa' holds the "
              "pair ('a', 'a') twice (positions 0-1 and 1-2); the merge step, not the count, "
              "takes them left to right")
+    dedup = Counter()
+    for w, f in word_freq.items():
+        for pair in set(pairwise(w)):
+            dedup[pair] += f
+    if dedup != expected and got == +dedup:
+        fail(f"on {case}: you counted each distinct pair once per word; count every position: "
+             "'abab' holds ('a', 'b') twice, and each occurrence counts")
     if got == _reference_counts({w[:-1]: f for w, f in word_freq.items()}):
         fail(f"on {case}: the last pair of each word is missing: a word of n symbols has n - 1 "
              "adjacent pairs, (w[i], w[i+1]) for i in range(n - 1)")
