@@ -43,3 +43,85 @@ def test_tokens_and_outputs_2d():
     with pytest.raises(ValueError, match="same shape \\(n, 2\\)"):
         tokens_and_outputs_2d(np.zeros((3, 3)), np.zeros((3, 3)))
     plt.close("all")
+
+
+# --- diagrams: each draws its boxes and the labels a reader needs, on a given axis or a new one
+
+def _texts(axes):
+    return " ".join(t.get_text() for ax in np.atleast_1d(axes) for t in ax.texts)
+
+
+def _boxes(ax):
+    from matplotlib.patches import FancyBboxPatch
+
+    return [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
+
+
+def test_sdpa_diagram_shows_every_step_with_shapes():
+    from minformer.plots import sdpa_diagram
+
+    ax = sdpa_diagram()
+    text = _texts(ax)
+    for label in ["$Q$", "$K$", "$V$", "$Q K^\\top$", "\\sqrt{d_k}", "softmax", "mask",
+                  "$A V$", "(t_q, t_k)", "(t_q, d_v)"]:
+        assert label in text, label
+    assert len(_boxes(ax)) == 8
+    plt.close("all")
+
+
+def test_multihead_diagram_shows_split_heads_and_concat():
+    from minformer.plots import multihead_diagram
+
+    _, given = plt.subplots()
+    ax = multihead_diagram(ax=given)
+    assert ax is given
+    text = _texts(ax)
+    for label in ["(b, t, h, d_k)", "(b, h, t, d_k)", "(b, t, h d_k)", "concat", "W_O",
+                  "head $h$", "d_k = d_{model} / h"]:
+        assert label in text, label
+    plt.close("all")
+
+
+def test_transformer_layers_diagram_has_two_and_three_add_and_norms():
+    from minformer.plots import transformer_layers_diagram
+
+    enc, dec = transformer_layers_diagram()
+    assert _texts(enc).count("Add & Norm") == 2
+    assert _texts(dec).count("Add & Norm") == 3
+    for label in ["masked multi-head", "cross-attention", "K, V: encoder", "Q: decoder",
+                  "causal"]:
+        assert label in _texts(dec), label
+    assert enc.get_title() == "Encoder layer" and dec.get_title() == "Decoder layer"
+    with pytest.raises(ValueError, match="need two axes"):
+        transformer_layers_diagram(axes=[enc])
+    plt.close("all")
+
+
+def test_rnn_unrolled_diagram_draws_one_cell_per_step():
+    from minformer.plots import rnn_unrolled_diagram
+
+    ax = rnn_unrolled_diagram(steps=3)
+    assert len(_boxes(ax)) == 1 + 3 * 3          # h_0, then x_t, h_t, y_t per step
+    assert "$h_T$" in _texts(ax) and "$W_h$" in _texts(ax)
+    with pytest.raises(ValueError, match="at least 2 steps"):
+        rnn_unrolled_diagram(steps=1)
+    plt.close("all")
+
+
+def test_seq2seq_diagram_contexts_only_with_attention():
+    from minformer.plots import seq2seq_diagram
+
+    without, with_attention = seq2seq_diagram()
+    assert "$c_1$" not in _texts(without) and "$f(h_T)$" in _texts(without)
+    assert all(f"$c_{i}$" in _texts(with_attention) for i in (1, 2, 3))
+    assert "hungry" in _texts(without) and "<eos>" in _texts(with_attention)
+    plt.close("all")
+
+
+def test_diagram_boxes_reject_an_unknown_kind():
+    from minformer.plots import _box
+
+    _, ax = plt.subplots()
+    with pytest.raises(ValueError, match="unknown box kind"):
+        _box(ax, 0, 0, "x", kind="nonsense")
+    plt.close("all")

@@ -95,3 +95,241 @@ def tokens_and_outputs_2d(X, Y, labels=None, ax=None, title=None):
     if title:
         ax.set_title(title)
     return ax
+
+
+# ------------------------------------------------------------------------------------ diagrams
+# Architecture and shape diagrams, drawn from a list of boxes and arrows so that they stay
+# legible when the page is narrow (each is taller than wide). Coordinates are in "box units":
+# a box is centred at (x, y) and is ``w`` wide and 0.8 high.
+
+_COLOURS = {
+    "data": "#dbe9f6",      # tensors
+    "op": "#fde9c9",        # matrix products, softmax, ...
+    "param": "#e3f1dc",     # learned weights
+    "norm": "#f6e0e9",      # Add & Norm
+    "state": "#e8e3f3",     # recurrent states
+}
+
+
+def _box(ax, x, y, text, kind="op", w=2.6, h=0.8, fontsize=9):
+    from matplotlib.patches import FancyBboxPatch
+
+    if kind not in _COLOURS:
+        raise ValueError(f"unknown box kind {kind!r}; use one of {sorted(_COLOURS)}")
+    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0.04,rounding_size=0.12",
+                                facecolor=_COLOURS[kind], edgecolor="0.3", lw=1.0, zorder=2))
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, zorder=3)
+    return (x, y, w, h)
+
+
+def _arrow(ax, start, end, text=None, style="-|>", colour="0.25", rad=0.0, fontsize=8,
+           text_offset=(0.08, 0.0), ls="-"):
+    """An arrow from box ``start`` to box ``end`` (boxes as returned by _box, or points)."""
+
+    def edge(a, b):  # the point where the segment a -> b leaves box a
+        if len(a) == 2:
+            return a[0], a[1]
+        (x, y, w, h), (bx, by) = a, b[:2]
+        dx, dy = bx - x, by - y
+        if dx == 0 and dy == 0:
+            return x, y
+        t = min(w / 2 / abs(dx) if dx else np.inf, h / 2 / abs(dy) if dy else np.inf)
+        return x + t * dx, y + t * dy
+
+    p0, p1 = edge(start, end), edge(end, start)
+    ax.annotate("", xy=p1, xytext=p0, zorder=1,
+                arrowprops=dict(arrowstyle=style, color=colour, lw=1.1, ls=ls,
+                                connectionstyle=f"arc3,rad={rad}", shrinkA=1, shrinkB=1))
+    if text:
+        ax.text((p0[0] + p1[0]) / 2 + text_offset[0], (p0[1] + p1[1]) / 2 + text_offset[1],
+                text, fontsize=fontsize, ha="left", va="center", color="0.2", zorder=3)
+
+
+def _canvas(ax, xlim, ylim, figsize, title):
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize, constrained_layout=True)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.axis("off")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def sdpa_diagram(ax=None, title="Scaled dot-product attention"):
+    """The pipeline softmax(Q Kᵀ / √d_k) V, top to bottom, with the shape after each step."""
+    ax = _canvas(ax, (-0.4, 7.0), (-0.6, 8.1), (4.6, 5.6), title)
+    Q = _box(ax, 1.0, 7.5, "$Q$\n$(t_q, d_k)$", "data", w=1.6, h=0.9)
+    K = _box(ax, 3.3, 7.5, "$K$\n$(t_k, d_k)$", "data", w=1.6, h=0.9)
+    V = _box(ax, 5.6, 7.5, "$V$\n$(t_k, d_v)$", "data", w=1.6, h=0.9)
+    S = _box(ax, 2.15, 6.0, "$Q K^\\top$", "op", w=2.4)
+    scale = _box(ax, 2.15, 4.7, "divide by $\\sqrt{d_k}$", "op", w=2.4)
+    mask = _box(ax, 2.15, 3.4, "mask (optional):\nhidden scores to $-\\infty$", "op", w=2.9, h=0.9)
+    soft = _box(ax, 2.15, 2.1, "softmax over each row", "op", w=2.9)
+    AV = _box(ax, 3.6, 0.75, "$A V$", "op", w=2.0)
+    _arrow(ax, Q, S)
+    _arrow(ax, K, S, "$K^\\top$")
+    _arrow(ax, S, scale, "scores $(t_q, t_k)$")
+    _arrow(ax, scale, mask, "$(t_q, t_k)$")
+    _arrow(ax, mask, soft, "$(t_q, t_k)$")
+    _arrow(ax, soft, AV, "  weights $A$ $(t_q, t_k)$,\n  rows sum to 1", text_offset=(0.2, 0.1))
+    _arrow(ax, V, AV)
+    ax.annotate("", xy=(3.6, -0.55), xytext=(3.6, 0.33),
+                arrowprops=dict(arrowstyle="-|>", color="0.25", lw=1.1))
+    ax.text(3.75, -0.2, "output $(t_q, d_v)$", fontsize=8, va="center")
+    return ax
+
+
+def multihead_diagram(ax=None, title="Multi-head attention: split, attend, concatenate"):
+    """X → Q, K, V → view and transpose into h heads → attention per head → transpose back and
+    concatenate → W_O, with the tensor shape at every step (batch dimension b)."""
+    ax = _canvas(ax, (-0.2, 9.4), (-0.7, 9.4), (5.6, 6.6), title)
+    X = _box(ax, 4.6, 8.9, "$X$  $(b, t, d_{model})$", "data", w=3.4)
+    proj = [_box(ax, x, 7.6, f"$X W_{n}$", "param", w=1.6) for x, n in ((2.3, "Q"), (4.6, "K"), (6.9, "V"))]
+    split = _box(ax, 4.6, 6.1, "view $(b, t, h, d_k)$,\ntranspose $\\to (b, h, t, d_k)$", "op",
+                 w=5.4, h=0.95)
+    heads = [_box(ax, x, 4.5, lab, "op", w=1.9, h=0.9)
+             for x, lab in ((1.5, "head 1\nattention"), (3.8, "head 2\nattention"),
+                            (6.1, "$\\cdots$"), (8.2, "head $h$\nattention"))]
+    merge = _box(ax, 4.6, 2.9, "transpose $\\to (b, t, h, d_k)$,\nreshape $(b, t, h d_k)$: concat",
+                 "op", w=5.4, h=0.95)
+    WO = _box(ax, 4.6, 1.55, "$\\cdot\\, W_O$  $(h d_k, d_{model})$", "param", w=3.4)
+    for p in proj:
+        _arrow(ax, X, p)
+        _arrow(ax, p, split)
+    ax.text(7.9, 6.85, "each $(b, t, d_{model})$", fontsize=8, va="center")
+    for hd in heads:
+        _arrow(ax, split, hd)
+        _arrow(ax, hd, merge)
+    ax.text(8.35, 3.7, "each\n$(b, t, d_k)$", fontsize=8, va="center")
+    _arrow(ax, merge, WO)
+    ax.annotate("", xy=(4.6, -0.55), xytext=(4.6, 1.13),
+                arrowprops=dict(arrowstyle="-|>", color="0.25", lw=1.1))
+    ax.text(4.75, 0.3, "output $(b, t, d_{model})$", fontsize=8, va="center")
+    ax.text(-0.1, 5.3, "$d_k = d_{model} / h$", fontsize=9, va="center")
+    return ax
+
+
+def _sublayer_stack(ax, x, y0, sublayers, input_label, output_label):
+    """Draw input → [sublayer → Add & Norm]* → output upwards from y0, residual arrows on the
+    left. ``sublayers``: list of (text, kind, side_input or None)."""
+    inp = _box(ax, x, y0, input_label, "data", w=2.8)
+    prev, y = inp, y0
+    for text, kind, side in sublayers:
+        y += 1.35
+        sub = _box(ax, x, y, text, kind, w=2.8, h=0.9)
+        _arrow(ax, prev, sub)
+        if side is not None:
+            src = _box(ax, x + 3.0, y - 0.6, side, "data", w=2.0, h=0.8, fontsize=8)
+            _arrow(ax, src, sub)
+        y += 1.2
+        norm = _box(ax, x, y, "Add & Norm", "norm", w=2.8, h=0.7)
+        _arrow(ax, sub, norm)
+        # residual: from below the sublayer, around its left side, into the Add & Norm
+        xs, ys = x - 1.4, prev[1] + prev[3] / 2 + 0.15
+        ax.annotate("", xy=(x - 1.4, y), xytext=(xs, ys),
+                    arrowprops=dict(arrowstyle="-|>", color="tab:gray", lw=1.1,
+                                    connectionstyle="bar,fraction=-0.35"))
+        prev = norm
+    ax.annotate("", xy=(x, y + 1.0), xytext=(x, y + 0.35),
+                arrowprops=dict(arrowstyle="-|>", color="0.25", lw=1.1))
+    ax.text(x, y + 1.2, output_label, ha="center", va="bottom", fontsize=9)
+    return y
+
+
+def transformer_layers_diagram(axes=None, title=None):
+    """The encoder layer (self-attention, FFN) and the decoder layer (masked self-attention,
+    cross-attention with keys and values from the encoder, FFN) of the original, post-norm
+    Transformer; every sublayer is followed by Add & Norm (residual, then LayerNorm)."""
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(8, 6.6), constrained_layout=True,
+                                 gridspec_kw=dict(width_ratios=[1, 1.25]))
+    if len(axes) != 2:
+        raise ValueError(f"need two axes (encoder, decoder); got {len(axes)}")
+    enc, dec = axes
+    for ax, xlim in ((enc, (-1.2, 4.2)), (dec, (-1.2, 6.0))):
+        _canvas(ax, xlim, (-0.6, 10.4), None, None)
+    _sublayer_stack(enc, 1.6, 0.0,
+                    [("multi-head\nself-attention", "op", None),
+                     ("feed-forward\n(position-wise)", "op", None)],
+                    "$X$  $(b, t_{src}, D)$", "to the next layer")
+    enc.set_title("Encoder layer")
+    _sublayer_stack(dec, 1.6, 0.0,
+                    [("masked multi-head\nself-attention", "op", None),
+                     ("multi-head\ncross-attention", "op", "K, V: encoder\noutput"),
+                     ("feed-forward\n(position-wise)", "op", None)],
+                    "$Y$  $(b, t_{tgt}, D)$", "to the next layer")
+    dec.text(1.6 + 1.55, 1.35 + 0.55, "causal\nmask", fontsize=8, va="center")
+    dec.text(1.6 + 1.55, 3.9 + 0.6, "Q: decoder", fontsize=8, va="center")
+    dec.set_title("Decoder layer")
+    if title:
+        axes[0].figure.suptitle(title)
+    return axes
+
+
+def rnn_unrolled_diagram(ax=None, steps=4, title="A recurrent network, unrolled in time"):
+    """x_t → h_t → y_t for t = 1..steps, with the same W_h carrying h_{t-1} into h_t."""
+    if steps < 2:
+        raise ValueError(f"need at least 2 steps to show the recurrence; got {steps}")
+    width = 1.8 * steps + 1.2
+    ax = _canvas(ax, (-0.4, width), (-1.1, 4.2), (min(8.0, 1.6 * steps + 1.5), 3.8), title)
+    h0 = _box(ax, 0.4, 1.8, "$h_0$", "state", w=0.8)
+    prev = h0
+    for t in range(1, steps + 1):
+        x = 0.2 + 1.8 * t
+        label = "T" if t == steps else str(t)
+        h = _box(ax, x, 1.8, f"$h_{label}$", "state", w=1.0)
+        xt = _box(ax, x, 0.0, f"$x_{label}$", "data", w=1.0)
+        yt = _box(ax, x, 3.6, f"$y_{label}$", "data", w=1.0)
+        _arrow(ax, xt, h, "$W_x$")
+        _arrow(ax, h, yt)
+        _arrow(ax, prev, h, "$W_h$" if t == 1 else None, text_offset=(-0.3, 0.28))
+        prev = h
+    ax.text(width / 2, -0.85, "$h_t = \\tanh(W_h h_{t-1} + W_x x_t + b)$: the same weights at "
+            "every step", ha="center", fontsize=9)
+    return ax
+
+
+def seq2seq_diagram(axes=None, title=None):
+    """Two panels: the RNN encoder-decoder whose only link is s_0 = f(h_T) (the bottleneck), and
+    the same with attention, where every decoder step reads a context c_i = Σ_j a_ij h_j."""
+    if axes is None:
+        fig, axes = plt.subplots(2, 1, figsize=(6.4, 6.6), constrained_layout=True)
+    if len(axes) != 2:
+        raise ValueError(f"need two axes (without, with attention); got {len(axes)}")
+    src, tgt = ["I", "am", "hungry"], ["tengo", "hambre", "<eos>"]
+    for ax, attention in zip(axes, (False, True)):
+        _canvas(ax, (-0.5, 10.6), (-1.2, 4.2), None,
+                "with attention: every step reads all $h_j$" if attention
+                else "without attention: one vector $s_0$ carries the source")
+        hs = []
+        for j, w in enumerate(src):
+            x = 0.6 + 1.5 * j
+            h = _box(ax, x, 1.2, f"$h_{j + 1}$", "state", w=1.0)
+            _arrow(ax, _box(ax, x, -0.2, w, "data", w=1.2, fontsize=8), h)
+            if hs:
+                _arrow(ax, hs[-1], h)
+            hs.append(h)
+        prev = _box(ax, 5.4, 1.2, "$s_0$", "state", w=0.9)
+        _arrow(ax, hs[-1], prev, "$f(h_T)$" if not attention else None, text_offset=(-0.45, 0.3))
+        ins = ["<bos>"] + tgt[:-1]
+        for i, (w_in, w_out) in enumerate(zip(ins, tgt)):
+            x = 6.8 + 1.5 * i
+            s = _box(ax, x, 1.2, f"$s_{i + 1}$", "state", w=1.0)
+            _arrow(ax, _box(ax, x, -0.2, w_in, "data", w=1.2, fontsize=8), s)
+            _arrow(ax, s, _box(ax, x, 3.6, w_out, "data", w=1.2, fontsize=8))
+            _arrow(ax, prev, s)
+            prev = s
+            if attention:  # c_i = sum_j a_ij h_j, read by step i
+                c = (x - 0.5, 2.45)
+                ax.text(*c, f"$c_{i + 1}$", fontsize=9, ha="center", va="center",
+                        color="tab:purple")
+                for h in hs:
+                    _arrow(ax, (h[0], h[1] + 0.42), (c[0] - 0.3, c[1]), colour="tab:purple",
+                           rad=-0.12, ls=":", style="->")
+                _arrow(ax, (c[0], c[1] - 0.2), (x - 0.3, 1.62), colour="tab:purple", style="->")
+        ax.text(2.1, -0.95, "encoder", ha="center", fontsize=9, color="0.3")
+        ax.text(8.3, -0.95, "decoder", ha="center", fontsize=9, color="0.3")
+    if title:
+        axes[0].figure.suptitle(title)
+    return axes
