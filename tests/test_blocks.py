@@ -43,6 +43,18 @@ def test_layernorm_equals_torch():
     torch.testing.assert_close(ours(x), theirs(x), **TOL)
 
 
+def test_layernorm_formula_equals_the_fused_forward_with_gradients():
+    x = (3 * torch.randn(4, 6, D) + 2).requires_grad_()
+    ours = perturb(LayerNorm(D, eps=1e-3))
+    fused, formula = ours(x), ours.reference(x)
+    torch.testing.assert_close(fused, formula, **TOL)
+    g = torch.randn_like(fused)
+    grads_fused = torch.autograd.grad(fused, [x, ours.weight, ours.bias], g)
+    grads_formula = torch.autograd.grad(formula, [x, ours.weight, ours.bias], g)
+    for a, b in zip(grads_fused, grads_formula):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
 def test_layernorm_normalizes_each_token():
     x = 5 * torch.randn(2, 7, D) - 4
     y = LayerNorm(D)(x)

@@ -51,3 +51,7 @@ from .embeddings import (  # chapter 11
 )
 
 __all__ += ["check_analogy", "check_negative_sampling_loss", "check_skipgram_pairs"]
+
+from .architectures import check_mask_tokens  # chapter 12
+
+__all__ += ["check_mask_tokens"]
