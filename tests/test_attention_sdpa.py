@@ -143,7 +143,7 @@ def test_rejects_head_axis_padding_mask_on_single_head_scores():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
 def test_rejects_non_bool_mask(dtype):
     Q, K, V = qkv()
-    with pytest.raises(ValueError, match=rf"bool.*{str(dtype).split('.')[1]}.*\(5, 5\)"):
+    with pytest.raises(TypeError, match=rf"bool.*{str(dtype).split('.')[1]}.*\(5, 5\)"):
         sdpa(Q, K, V, causal_mask(5).to(dtype))
 
 
@@ -157,7 +157,7 @@ def test_rejects_empty_sequences(which):
 
 def test_rejects_numpy_and_1d_inputs():
     Q, K, V = qkv()
-    with pytest.raises(ValueError, match="torch tensor"):
+    with pytest.raises(TypeError, match="torch tensor"):
         sdpa(np.zeros((3, 2)), K, V)
     with pytest.raises(ValueError, match=r"shape \(8,\)"):
         sdpa(Q[0, 0], K, V)

@@ -81,11 +81,19 @@ def test_masks_combine_with_and():
                                 [True, True, False, False], [True, True, False, False]]
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2.0, True])
+@pytest.mark.parametrize("bad", [0, -1])
 def test_lengths_must_be_positive_ints(bad):
     with pytest.raises(ValueError, match="positive int"):
         causal_mask(bad)
     with pytest.raises(ValueError, match="window must be a positive int"):
+        sliding_window_mask(4, bad)
+
+
+@pytest.mark.parametrize("bad", [2.0, 2.5, True, "3"])
+def test_lengths_must_be_ints(bad):
+    with pytest.raises(TypeError, match=r"t must be an int; got"):
+        causal_mask(bad)
+    with pytest.raises(TypeError, match="window must be an int"):
         sliding_window_mask(4, bad)
 
 
@@ -98,7 +106,7 @@ def test_padding_mask_errors():
         padding_mask(tokens=torch.zeros(1, 2))
     with pytest.raises(ValueError, match=r"0\.\.t=3.*\[1, 4\]"):
         padding_mask([1, 4], t=3)
-    with pytest.raises(ValueError, match=r"integer.*float32.*\(2,\)"):
+    with pytest.raises(TypeError, match=r"integer.*float32.*\(2,\)"):
         padding_mask(torch.tensor([1.0, 2.0]))
     with pytest.raises(ValueError, match=r"\(batch, t\).*\(3,\)"):
         padding_mask(tokens=torch.tensor([1, 2, 0]), pad_id=0)
@@ -130,7 +138,7 @@ def test_to_additive_mask_gives_the_same_attention():
 
 
 def test_conversions_reject_non_bool():
-    with pytest.raises(ValueError, match="bool"):
+    with pytest.raises(TypeError, match="bool"):
         to_torch_mask(torch.zeros(2, 2))
-    with pytest.raises(ValueError, match="bool"):
+    with pytest.raises(TypeError, match="bool"):
         to_additive_mask(torch.zeros(2, 2, dtype=torch.int64))

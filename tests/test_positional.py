@@ -54,9 +54,15 @@ def test_distinct_positions_get_distinct_codes():
     assert dist.min() > 0.1
 
 
-@pytest.mark.parametrize("n, d", [(0, 4), (4, 0), (2.0, 4), (3, -1)])
+@pytest.mark.parametrize("n, d", [(0, 4), (4, 0), (3, -1)])
 def test_sinusoidal_rejects_bad_sizes(n, d):
     with pytest.raises(ValueError, match="positive int"):
+        sinusoidal_encoding(n, d)
+
+
+@pytest.mark.parametrize("n, d", [(2.0, 4), (2.5, 4), (True, 4), (4, "8")])
+def test_sinusoidal_rejects_sizes_that_are_not_ints(n, d):
+    with pytest.raises(TypeError, match="must be an int; got"):
         sinusoidal_encoding(n, d)
 
 

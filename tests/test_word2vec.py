@@ -38,7 +38,12 @@ def test_build_vocab_counts_order_and_min_count():
     v = build_vocab(tokens, min_count=2)
     assert v.itos == ["the", "cat"] and v.counts.tolist() == [3, 2]
     assert v.index("cat") == 1 and "mat" not in v and len(v) == 2
-    assert v.encode(["cat", "mat", "the"]).tolist() == [1, -1, 0]
+    assert v.encode(["cat", "mat", "the"], unknown=-1).tolist() == [1, -1, 0]
+    assert v.encode(["cat", "mat", "the"], unknown="drop").tolist() == [1, 0]
+    with pytest.raises(ValueError, match=r"1 of 3 words.*\['mat'\].*unknown='drop'"):
+        v.encode(["cat", "mat", "the"])
+    with pytest.raises(TypeError, match="not a single str"):
+        v.encode("cat")
     v1 = build_vocab(tokens, min_count=1)
     assert v1.itos[:2] == ["the", "cat"]
     assert v1.itos[2:] == sorted(v1.itos[2:]), "ties are broken alphabetically"
@@ -52,11 +57,11 @@ def test_vocab_bad_input():
         build_vocab(["a", "b", "c"], min_count=5)
     with pytest.raises(ValueError, match="min_count must be"):
         build_vocab(["a"], min_count=0)
-    with pytest.raises(ValueError, match="list of words"):
+    with pytest.raises(TypeError, match="list of words"):
         build_vocab("a b c")
     with pytest.raises(ValueError, match="empty"):
         build_vocab([])
-    with pytest.raises(ValueError, match="mixes"):
+    with pytest.raises(TypeError, match="mixes"):
         build_vocab([["a", "b"], "c"])
     with pytest.raises(ValueError, match="'dog' is not in the vocabulary"):
         build_vocab(["a", "a"], min_count=1).index("dog")
@@ -101,7 +106,7 @@ def test_subsampling_keeps_rare_words_and_thins_frequent_ones():
     np.testing.assert_array_equal(a, b)  # seeded
     kept = np.bincount(a, minlength=4) / counts
     np.testing.assert_allclose(kept, keep, atol=0.05)
-    with pytest.raises(ValueError, match="t must be > 0"):
+    with pytest.raises(ValueError, match=r"t must lie in \(0, inf\); got 0"):
         keep_probabilities(counts, t=0)
 
 
@@ -265,9 +270,9 @@ def test_train_word2vec_bad_input():
         train_word2vec(corpus, model="glove", progress=False)
     with pytest.raises(ValueError, match="optimizer must be"):
         train_word2vec(corpus, optimizer="lbfgs", progress=False)
-    with pytest.raises(ValueError, match="window must be a positive integer, got 0"):
+    with pytest.raises(ValueError, match="window must be a positive int; got 0"):
         train_word2vec(corpus, window=0, progress=False)
-    with pytest.raises(ValueError, match="lr must be > 0"):
+    with pytest.raises(ValueError, match=r"lr must lie in \(0, inf\)"):
         train_word2vec(corpus, lr=-1.0, progress=False)
     with pytest.raises(ValueError, match="min_count=1000"):
         train_word2vec(corpus, min_count=1000, progress=False)

@@ -1,6 +1,15 @@
 """Attention masks: which keys each query may look at.
 
 **The one convention used everywhere in minformer: a mask is a bool tensor and True = may attend.**
+
+Shapes that cannot be misread are the only ones attention accepts (see
+:func:`minformer.attention.check_mask`): ``(t_q, t_k)``, shared by every sequence and head; or
+the scores' own rank with each axis equal or 1 — ``(batch | 1, heads | 1, t_q | 1, t_k)`` for
+multi-head scores, ``(batch | 1, t_q | 1, t_k)`` for single-head ones. A ``(batch, t_k)`` mask
+(PyTorch's key-padding shape) is refused, since a 2-axis mask means ``(t_q, t_k)``; so is a
+``(batch, 1, t_k)`` mask against multi-head scores, which would line up with ``(heads, t_q,
+t_k)``. In self-attention, a mask that leaves a real query with no key at all draws a warning
+once per session (the usual sign of a flipped convention) unless ``allow_empty_rows=True``.
 Entry ``mask[..., i, j]`` says whether query i may take information from key j. A mask needs only
 to *broadcast* to the attention scores' shape ``(batch, heads, t_q, t_k)`` (or ``(..., t_q, t_k)``
 for single-head attention), so a causal mask is ``(t, t)`` and a padding mask has size-1 axes
@@ -22,11 +31,11 @@ PyTorch uses other conventions, so translate at the border (:func:`to_torch_mask
 
 import torch
 
+from . import validate
+
 
 def _check_length(t, name: str = "t") -> int:
-    if isinstance(t, bool) or not isinstance(t, int) or t < 1:
-        raise ValueError(f"{name} must be a positive int (a sequence length); got {t!r}")
-    return t
+    return validate.positive_int(t, name)
 
 
 def causal_mask(t: int, device=None) -> torch.Tensor:
@@ -47,6 +56,8 @@ def sliding_window_mask(t: int, window: int, causal: bool = True, device=None) -
     """
     _check_length(t)
     _check_length(window, "window")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False; got {causal!r}")
     i = torch.arange(t, device=device)[:, None]  # (t, 1): query positions
     j = torch.arange(t, device=device)[None, :]  # (1, t): key positions
     if causal:
@@ -67,10 +78,15 @@ def padding_mask(lengths=None, t: int | None = None, *, tokens=None, pad_id: int
     """
     if (lengths is None) == (tokens is None):
         raise ValueError("padding_mask needs exactly one of lengths=(batch,) or tokens=(batch, t)")
+    if not isinstance(head_axis, bool):
+        raise TypeError(f"head_axis must be True or False; got {head_axis!r}")
     if tokens is not None:
         if pad_id is None:
             raise ValueError("padding_mask(tokens=...) needs pad_id, the id of the padding token")
+        validate.integer(pad_id, "pad_id")
         tokens = torch.as_tensor(tokens)
+        if tokens.is_floating_point() or tokens.dtype == torch.bool:
+            raise TypeError(f"tokens must be integer ids; got dtype {tokens.dtype}")
         if tokens.ndim != 2 or tokens.shape[1] == 0:
             raise ValueError(
                 f"tokens must be (batch, t) with t ≥ 1; got shape {tuple(tokens.shape)}"
@@ -78,9 +94,14 @@ def padding_mask(lengths=None, t: int | None = None, *, tokens=None, pad_id: int
         keep = tokens != pad_id  # (batch, t)
     else:
         lengths = torch.as_tensor(lengths)
-        if lengths.ndim != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
-            raise ValueError(
+        if lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+            raise TypeError(
                 f"lengths must be a 1-d integer tensor (batch,); got {lengths.dtype} of shape "
+                f"{tuple(lengths.shape)}"
+            )
+        if lengths.ndim != 1 or lengths.numel() == 0:
+            raise ValueError(
+                f"lengths must be a 1-d integer tensor (batch,) with batch ≥ 1; got shape "
                 f"{tuple(lengths.shape)}"
             )
         t = int(lengths.max()) if t is None else t
@@ -91,7 +112,9 @@ def padding_mask(lengths=None, t: int | None = None, *, tokens=None, pad_id: int
         keep = positions[None, :] < lengths[:, None]  # (batch, t)
     if head_axis:
         return keep[:, None, None, :]  # (batch, 1, 1, t): same for every head and query
-    return keep[:, None, :]  # (batch, 1, t): same for every query
+    # (batch, 1, t): for single-head scores (batch, t_q, t_k), or to combine with a (t, t)
+    # mask; multi-head attention refuses it (it would line up with (heads, t_q, t_k))
+    return keep[:, None, :]
 
 
 def to_torch_mask(mask: torch.Tensor) -> torch.Tensor:
@@ -100,21 +123,19 @@ def to_torch_mask(mask: torch.Tensor) -> torch.Tensor:
 
     For ``key_padding_mask`` pass a (batch, t_k) mask, e.g. ``padding_mask(...)[:, 0, 0, :]``.
     """
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        raise ValueError(
-            f"to_torch_mask expects a bool tensor; got {getattr(mask, 'dtype', type(mask))}"
-        )
+    validate.bool_tensor(mask, "mask")
     return ~mask
 
 
 def to_additive_mask(mask: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
     """Our bool mask as a float mask added to the scores: 0 where allowed, -inf where masked.
 
+    dtype: a floating-point dtype (an additive mask holds -inf; torch.bool is refused).
     Beware: a row that is fully masked becomes all -inf and softmax turns it into NaN.
     """
-    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        raise ValueError(
-            f"to_additive_mask expects a bool tensor; got {getattr(mask, 'dtype', type(mask))}"
-        )
+    validate.bool_tensor(mask, "mask")
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"to_additive_mask needs a floating-point dtype (it holds 0 and -inf); "
+                        f"got {dtype!r} — for a bool mask use the mask itself")
     zeros = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
     return zeros.masked_fill(~mask, float("-inf"))

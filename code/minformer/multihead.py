@@ -28,13 +28,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import _check_bool_mask, _masked_softmax, scaled_dot_product_attention
+from . import validate
+from .attention import _masked_softmax, check_mask, scaled_dot_product_attention, warn_empty_rows
 
 
 def _check_heads(d_model: int, n_heads: int) -> int:
-    for name, v in (("d_model", d_model), ("n_heads", n_heads)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive int; got {v!r}")
+    validate.positive_int(d_model, "d_model")
+    validate.positive_int(n_heads, "n_heads")
     if d_model % n_heads != 0:
         raise ValueError(
             f"d_model={d_model} is not divisible by n_heads={n_heads}: each head gets "
@@ -43,11 +43,11 @@ def _check_heads(d_model: int, n_heads: int) -> int:
     return d_model // n_heads
 
 
-def _check_inputs(x_q, x_kv, d_model: int):
-    """Inputs are (batch, t, d_model), or (t, d_model) for one unbatched sequence."""
+def _check_inputs(x_q, x_kv, d_model: int, weight=None):
+    """Inputs are (batch, t, d_model), or (t, d_model) for one unbatched sequence, of the
+    weights' dtype."""
     for name, x in (("x_q", x_q), ("x_kv", x_kv)):
-        if not isinstance(x, torch.Tensor):
-            raise ValueError(f"{name} must be a torch tensor; got {type(x).__name__}")
+        validate.tensor(x, name, floating=True)
         if x.ndim not in (2, 3) or x.shape[-1] != d_model:
             raise ValueError(
                 f"{name} must be (batch, t, d_model={d_model}) or (t, d_model); "
@@ -60,6 +60,8 @@ def _check_inputs(x_q, x_kv, d_model: int):
             f"x_q and x_kv must have the same batch size: x_q {tuple(x_q.shape)}, "
             f"x_kv {tuple(x_kv.shape)}"
         )
+    if weight is not None:
+        validate.same_dtype(x_q=x_q, x_kv=x_kv, weights=weight)
 
 
 class MultiHeadAttention(nn.Module):
@@ -74,8 +76,7 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
         super().__init__()
         self.d_head = _check_heads(d_model, n_heads)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must lie in [0, 1); got {dropout}")
+        validate.number(dropout, "dropout", low=0.0, high=1.0, high_open=True)
         self.d_model, self.n_heads, self.dropout = d_model, n_heads, dropout
         # rows [0:d), [d:2d), [2d:3d) are the Q, K, V projections (PyTorch's layout and names)
         self.in_proj_weight = nn.Parameter(torch.empty(3 * d_model, d_model))
@@ -109,26 +110,32 @@ class MultiHeadAttention(nn.Module):
         B, t, _ = X.shape
         return X.view(B, t, self.n_heads, self.d_head).transpose(1, 2)  # (batch, heads, t, d_head)
 
-    def forward(self, x_q, x_kv=None, mask=None, need_weights: bool = False):
+    def forward(self, x_q, x_kv=None, mask=None, need_weights: bool = False,
+                allow_empty_rows: bool = False):
         """x_q: (batch, t_q, d_model) queries' tokens; x_kv: (batch, t_k, d_model) keys' and
         values' tokens (default x_q: self-attention). Unbatched (t, d_model) inputs work too.
-        mask: bool broadcastable to (batch, heads, t_q, t_k), True = may attend.
+        mask: bool, True = may attend, of shape (t_q, t_k) or (batch | 1, heads | 1, t_q | 1,
+        t_k) — e.g. causal_mask(t), padding_mask(lengths) or their ``&``; a (batch, t_k) or
+        (batch, 1, t_k) mask is refused (it would be read along other axes).
+        In self-attention, a mask that leaves a query no key warns once (usually a flipped
+        convention) unless allow_empty_rows=True; such queries output zeros.
         Returns Y (batch, t_q, d_model), and the per-head weights A (batch, heads, t_q, t_k) if
         need_weights (average over axis 1 for PyTorch's ``average_attn_weights=True``).
         """
         self_attention = x_kv is None or x_kv is x_q
         x_kv = x_q if x_kv is None else x_kv
-        _check_inputs(x_q, x_kv, self.d_model)
+        _check_inputs(x_q, x_kv, self.d_model, self.in_proj_weight)
         unbatched = x_q.ndim == 2
         if unbatched:
             x_q, x_kv = x_q.unsqueeze(0), x_kv.unsqueeze(0)  # (1, t, d_model)
         B, t_q, t_k = x_q.shape[0], x_q.shape[1], x_kv.shape[1]
         if mask is not None:
-            _check_bool_mask(mask, (B, self.n_heads, t_q, t_k))
+            check_mask(mask, (B, self.n_heads, t_q, t_k))
+            warn_empty_rows(mask, self_attention, allow_empty_rows, t_q)
         Q, K, V = (self._split_heads(X) for X in self._project(x_q, x_kv, self_attention))
         p = self.dropout if self.training else 0.0
         if need_weights:  # the explicit path: materializes A
-            scores = Q @ K.transpose(-2, -1) / math.sqrt(self.d_head)  # (batch, heads, t_q, t_k)
+            scores = (Q / math.sqrt(self.d_head)) @ K.transpose(-2, -1)  # (batch, h, t_q, t_k)
             A = _masked_softmax(scores, mask)  # (batch, heads, t_q, t_k)
             A = F.dropout(A, p) if p > 0 else A
             Y = A @ V  # (batch, heads, t_q, d_head)
@@ -161,7 +168,8 @@ class AttentionHead(nn.Module):
         """x_q (batch, t_q, d_model), x_kv (batch, t_k, d_model), mask (batch, t_q, t_k) or
         broadcastable. Returns Y (batch, t_q, d_head) and A (batch, t_q, t_k)."""
         Q, K, V = self.W_Q(x_q), self.W_K(x_kv), self.W_V(x_kv)  # (batch, t, d_head) each
-        return scaled_dot_product_attention(Q, K, V, mask, return_weights=True)
+        return scaled_dot_product_attention(Q, K, V, mask, return_weights=True,
+                                            allow_empty_rows=True)  # warned by the caller
 
 
 class MultiHeadAttentionLoop(nn.Module):
@@ -182,14 +190,16 @@ class MultiHeadAttentionLoop(nn.Module):
 
     def forward(self, x_q, x_kv=None, mask=None, need_weights: bool = False):
         """Same arguments and results as :meth:`MultiHeadAttention.forward` (batched inputs)."""
+        self_attention = x_kv is None or x_kv is x_q
         x_kv = x_q if x_kv is None else x_kv
-        _check_inputs(x_q, x_kv, self.d_model)
+        _check_inputs(x_q, x_kv, self.d_model, self.out_proj.weight)
         if x_q.ndim != 3:
             raise ValueError(f"MultiHeadAttentionLoop takes batched (batch, t, d_model) inputs; "
                              f"got x_q {tuple(x_q.shape)}")
         B, t_q, t_k = x_q.shape[0], x_q.shape[1], x_kv.shape[1]
         if mask is not None:
-            _check_bool_mask(mask, (B, self.n_heads, t_q, t_k))
+            check_mask(mask, (B, self.n_heads, t_q, t_k))
+            warn_empty_rows(mask, self_attention, False, t_q)
             mask = mask.expand(B, self.n_heads, t_q, t_k)  # (batch, heads, t_q, t_k), a view
         outputs, weights = [], []
         for i, head in enumerate(self.heads):

@@ -21,9 +21,14 @@ def attention_heatmap(A, row_labels=None, col_labels=None, ax=None, title=None,
     A: (t_q, t_k). row_labels: t_q strings; col_labels: t_k strings.
     annotate writes each weight in its cell (for small matrices).
     """
+    if not isinstance(A, (torch.Tensor, np.ndarray, list, tuple)):
+        raise TypeError(f"A must be a tensor or an array (t_q, t_k); got {type(A).__name__}")
     A = _to_numpy(A)
     if A.ndim != 2:
         raise ValueError(f"attention_heatmap draws one (t_q, t_k) matrix; got shape {A.shape}")
+    for labels, axis in ((row_labels, "row_labels"), (col_labels, "col_labels")):
+        if isinstance(labels, str):
+            raise TypeError(f"{axis} must be a list of labels, not one string {labels!r}")
     t_q, t_k = A.shape
     for labels, size, axis in ((row_labels, t_q, "row"), (col_labels, t_k, "column")):
         if labels is not None and len(labels) != size:
@@ -32,8 +37,13 @@ def attention_heatmap(A, row_labels=None, col_labels=None, ax=None, title=None,
         width = min(2.0 + 0.55 * t_k, 12)
         _, ax = plt.subplots(figsize=(width, min(1.6 + 0.45 * t_q, 10)))
     im = ax.imshow(A, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(t_k), col_labels if col_labels is not None else range(t_k),
-                  rotation=45 if col_labels is not None else 0, ha="right" if col_labels else "center")
+    has_cols = col_labels is not None  # labels may be a NumPy array: no truth value
+    if has_cols:
+        col_labels = [str(c) for c in col_labels]
+    if row_labels is not None:
+        row_labels = [str(r) for r in row_labels]
+    ax.set_xticks(range(t_k), col_labels if has_cols else range(t_k),
+                  rotation=45 if has_cols else 0, ha="right" if has_cols else "center")
     ax.set_yticks(range(t_q), row_labels if row_labels is not None else range(t_q))
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query (attending)")

@@ -9,11 +9,11 @@ tokens themselves, by adding a vector that depends on the position.
 import torch
 from torch import nn
 
+from . import validate
+
 
 def _positive_int(v, name: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"{name} must be a positive int; got {v!r}")
-    return v
+    return validate.positive_int(v, name)
 
 
 def sinusoidal_encoding(n: int, d: int, base: float = 10000.0, dtype=torch.float32,
@@ -26,6 +26,10 @@ def sinusoidal_encoding(n: int, d: int, base: float = 10000.0, dtype=torch.float
     """
     _positive_int(n, "n")
     _positive_int(d, "d")
+    validate.number(base, "base", low=1.0, low_open=True)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch dtype (sines and cosines are not "
+                        f"integers); got {dtype!r}")
     pos = torch.arange(n, dtype=torch.float64, device=device)[:, None]  # (n, 1)
     two_i = torch.arange(0, d, 2, dtype=torch.float64, device=device)  # (ceil(d/2),): 2i
     angles = pos / base ** (two_i / d)  # (n, ceil(d/2)): pos / base^(2i/d)
@@ -36,7 +40,8 @@ def sinusoidal_encoding(n: int, d: int, base: float = 10000.0, dtype=torch.float
 
 
 def _check_input(x, max_len: int, d_model: int):
-    if not isinstance(x, torch.Tensor) or x.ndim < 2 or x.shape[-1] != d_model:
+    validate.tensor(x, "x")
+    if x.ndim < 2 or x.shape[-1] != d_model:
         raise ValueError(f"expected (batch, t, d_model={d_model}) or (t, d_model); got shape "
                          f"{tuple(getattr(x, 'shape', ()))}")
     t = x.shape[-2]
@@ -49,7 +54,8 @@ def _check_input(x, max_len: int, d_model: int):
 class SinusoidalPositions(nn.Module):
     """x + PE[:t], with PE = sinusoidal_encoding(max_len, d_model) kept as a (non-trained) buffer.
 
-    x: (..., t, d_model) with t ≤ max_len. Returns the same shape.
+    x: (..., t, d_model) with t ≤ max_len. Returns the same shape, in x's dtype if floating,
+    else in float32 (integer or bool inputs are upcast: the encoding is not an integer).
     """
 
     def __init__(self, max_len: int, d_model: int, base: float = 10000.0):
@@ -60,6 +66,8 @@ class SinusoidalPositions(nn.Module):
 
     def forward(self, x):
         t = _check_input(x, self.max_len, self.d_model)
+        if not x.is_floating_point():
+            x = x.to(torch.get_default_dtype())  # integers would truncate PE to 0 and ±1
         return x + self.pe[:t].to(x.dtype)  # (..., t, d_model)
 
 
@@ -79,4 +87,7 @@ class LearnedPositions(nn.Module):
 
     def forward(self, x):
         t = _check_input(x, self.max_len, self.d_model)
+        if not x.is_floating_point():
+            x = x.to(self.weight.dtype)
+        validate.same_dtype(x=x, weight=self.weight)
         return x + self.weight[:t]  # (..., t, d_model)

@@ -66,6 +66,7 @@ from __future__ import annotations
 import codecs
 import heapq
 import json
+import numbers
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -229,6 +230,8 @@ class BPETokenizer:
 
     def token_to_id(self, token: str) -> int:
         """The id of a token given by its readable string (inverse of :meth:`id_to_token`)."""
+        if not isinstance(token, str):
+            raise TypeError(f"token must be a str; got {type(token).__name__}")
         if token not in self._str_to_id:
             raise ValueError(f"{token!r} is not a token of this vocabulary")
         return self._str_to_id[token]
@@ -266,7 +269,9 @@ class BPETokenizer:
                 f"vocab_size={vocab_size} is too small: it must be at least 256 bytes + "
                 f"{len(specials)} special tokens = {smallest}"
             )
-        if not isinstance(min_frequency, int) or min_frequency < 1:
+        if isinstance(min_frequency, bool) or not isinstance(min_frequency, int):
+            raise TypeError(f"min_frequency must be an int, got {min_frequency!r}")
+        if min_frequency < 1:
             raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
 
         tok = cls((), specials)
@@ -461,7 +466,11 @@ class BPETokenizer:
     # ------------------------------------------------------------------ decoding
     def _check_ids(self, ids: list) -> None:
         n = len(self._vocab)
-        bad = [i for i in ids if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n]
+        wrong = [i for i in ids if isinstance(i, bool) or not isinstance(i, numbers.Integral)]
+        if wrong:
+            raise TypeError(f"token ids must be ints; got {wrong[:5]!r} "
+                            f"({type(wrong[0]).__name__})")
+        bad = [int(i) for i in ids if not 0 <= i < n]
         if bad:
             more = f" and {len(bad) - 10} more" if len(bad) > 10 else ""
             raise ValueError(
@@ -507,10 +516,16 @@ class BPETokenizer:
     @classmethod
     def load(cls, path) -> BPETokenizer:
         """Read a tokenizer written by :meth:`save`, checking that it is consistent."""
+        if not isinstance(path, (str, Path)):
+            raise TypeError(f"path must be a str or a Path; got {type(path).__name__}")
         path = Path(path)
-        if not path.exists():
+        if not path.is_file():
             raise ValueError(f"no tokenizer file at {path}")
-        state = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path} is not a readable tokenizer file (truncated or not "
+                             f"JSON?): {e}") from None
         if not isinstance(state, dict) or state.get("format") != _FORMAT:
             raise ValueError(f"{path} is not a minformer BPE tokenizer file")
         if state.get("version") != _VERSION or state.get("pattern") != PATTERN:
@@ -518,7 +533,11 @@ class BPETokenizer:
                 f"{path} was written by another version of the tokenizer "
                 f"(version {state.get('version')}, pattern {state.get('pattern')!r})"
             )
-        tok = cls([tuple(m) for m in state["merges"]], state["special_tokens"])
+        try:
+            tok = cls([tuple(m) for m in state["merges"]], state["special_tokens"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{path}: a damaged tokenizer file ({type(e).__name__}: "
+                             f"{e})") from None
         vocab = [tok.id_to_token(i) for i in range(tok.vocab_size)]
         if "vocab" in state and state["vocab"] != vocab:
             raise ValueError(f"{path}: the stored vocabulary does not match its merges")

@@ -26,6 +26,8 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
+from . import validate
+
 
 # ------------------------------------------------------------------------------------ vocabulary
 class Vocab:
@@ -35,7 +37,12 @@ class Vocab:
     """
 
     def __init__(self, itos: Sequence[str], counts, min_count: int = 1):
-        counts = np.asarray(counts, dtype=np.int64)
+        itos = validate.str_list(itos, "itos")
+        validate.positive_int(min_count, "min_count")
+        counts = np.asarray(counts)
+        if counts.dtype.kind not in "iu":
+            raise TypeError(f"counts must be integers; got dtype {counts.dtype}")
+        counts = counts.astype(np.int64)
         if len(itos) != len(counts):
             raise ValueError(f"itos has {len(itos)} words but counts has {len(counts)} entries")
         self.itos = list(itos)
@@ -56,6 +63,8 @@ class Vocab:
 
     def index(self, word: str) -> int:
         """The id of ``word``; ValueError naming the word if it is not in the vocabulary."""
+        if not isinstance(word, str):
+            raise TypeError(f"word must be a str; got {type(word).__name__}")
         try:
             return self.stoi[word]
         except KeyError:
@@ -64,17 +73,38 @@ class Vocab:
                 f"min_count={self.min_count} times)"
             ) from None
 
-    def encode(self, tokens: Sequence[str]) -> np.ndarray:
-        """Ids of ``tokens`` (n,) int64, with -1 for words not in the vocabulary."""
+    def encode(self, tokens: Sequence[str], unknown="raise") -> np.ndarray:
+        """Ids of ``tokens`` (a list of words, not one string), int64.
+
+        unknown: what a word outside the vocabulary becomes. ``"raise"`` (default): ValueError
+        naming it. ``"drop"``: it is left out (the result is shorter). An int, e.g. -1: that
+        id, to filter later (``ids >= 0``) — never use such ids to index an embedding, where
+        -1 is the last row.
+        """
+        tokens = validate.str_list(tokens, "tokens")
         get = self.stoi.get
-        return np.fromiter((get(w, -1) for w in tokens), dtype=np.int64, count=len(tokens))
+        ids = np.fromiter((get(w, -1) for w in tokens), dtype=np.int64, count=len(tokens))
+        if isinstance(unknown, str) and unknown in ("raise", "drop"):
+            missing = ids < 0
+            if unknown == "drop":
+                return ids[~missing]
+            if missing.any():
+                words = [tokens[i] for i in np.flatnonzero(missing)[:5]]
+                raise ValueError(
+                    f"{int(missing.sum())} of {len(tokens)} words are not in the vocabulary, "
+                    f"e.g. {words}; pass unknown='drop' to leave them out, or unknown=-1 to "
+                    "mark them")
+            return ids
+        marker = validate.integer(unknown, "unknown (an id, or 'raise' or 'drop')")
+        ids[ids < 0] = marker
+        return ids
 
 
 def _flatten(tokens):
     """A flat token list and a segment id per token: a list of str is one segment, a list of
     lists of str one segment per inner list (windows never cross segments)."""
     if isinstance(tokens, str) or not isinstance(tokens, Sequence):
-        raise ValueError(  # noqa: TRY004 (the book's rule: bad input raises ValueError)
+        raise TypeError(
             f"tokens must be a list of words or a list of sentences (lists of words), "
             f"got {type(tokens).__name__}"
         )
@@ -86,14 +116,15 @@ def _flatten(tokens):
         flat = [w for s in tokens for w in s]
         lengths = np.fromiter((len(s) for s in tokens), dtype=np.int64, count=len(tokens))
         return flat, np.repeat(np.arange(len(tokens)), lengths)
-    raise ValueError("tokens mixes words and sentences: give a list of str or a list of lists")
+    raise TypeError("tokens mixes words and sentences: give a list of str or a list of lists")
 
 
 def build_vocab(tokens, min_count: int = 5, max_size: int | None = None) -> Vocab:
     """Count the words of ``tokens`` (a list of str, or a list of sentences) and keep those seen
     at least ``min_count`` times, the ``max_size`` most frequent if given."""
-    if min_count < 1:
-        raise ValueError(f"min_count must be ≥ 1, got {min_count}")
+    validate.positive_int(min_count, "min_count")
+    if max_size is not None:
+        validate.positive_int(max_size, "max_size")
     flat, _ = _flatten(tokens)
     counts = Counter(flat)
     kept = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
@@ -109,7 +140,11 @@ def build_vocab(tokens, min_count: int = 5, max_size: int | None = None) -> Voca
 
 def noise_distribution(counts, power: float = 0.75) -> torch.Tensor:
     """P_n(w) = count(w)^power / Σ_w' count(w')^power. counts: (vocab,). Returns float64 (vocab,)."""
-    counts = torch.as_tensor(np.asarray(counts), dtype=torch.float64)
+    validate.number(power, "power")
+    counts = np.asarray(counts)
+    if counts.dtype.kind not in "iuf":
+        raise TypeError(f"counts must be numbers; got dtype {counts.dtype}")
+    counts = torch.as_tensor(counts, dtype=torch.float64)
     if counts.ndim != 1 or counts.numel() == 0 or (counts < 0).any() or counts.sum() == 0:
         raise ValueError(f"counts must be a non-empty 1-D array of counts ≥ 0, got {counts.shape}")
     p = counts**power
@@ -122,6 +157,7 @@ def unigram_table(probs, size: int = 10_000_000) -> torch.Tensor:
 
     probs: (vocab,) noise distribution. Returns int32 (≈ size,) of word ids.
     """
+    validate.positive_int(size, "size")
     probs = torch.as_tensor(probs, dtype=torch.float64)
     if probs.ndim != 1 or size < len(probs):
         raise ValueError(f"need 1-D probs and size ≥ vocab; got {tuple(probs.shape)}, size={size}")
@@ -138,9 +174,8 @@ def sample_noise(table: torch.Tensor, shape, generator=None) -> torch.Tensor:
 def keep_probabilities(counts, t: float = 1e-4) -> np.ndarray:
     """Subsampling: a word of relative frequency f = count / total is kept with probability
     min(1, √(t / f)) (Mikolov et al. 2013, eq. 5). counts: (vocab,). Returns float64 (vocab,)."""
+    validate.number(t, "subsampling threshold t", low=0.0, low_open=True)
     counts = np.asarray(counts, dtype=np.float64)
-    if t <= 0:
-        raise ValueError(f"subsampling threshold t must be > 0, got {t}")
     f = counts / counts.sum()
     return np.minimum(1.0, np.sqrt(t / np.maximum(f, 1e-300)))
 
@@ -153,11 +188,22 @@ def subsample(ids: np.ndarray, keep_prob: np.ndarray, rng: np.random.Generator, 
 
 
 # ------------------------------------------------------------------------------------ windows
+def _int_ids(ids) -> np.ndarray:
+    """ids as a 1-D int64 array; floats, bools and strings are refused."""
+    if isinstance(ids, torch.Tensor):
+        ids = ids.detach().cpu().numpy()
+    ids = np.asarray(ids)
+    if ids.dtype.kind not in "iu" and not (ids.size == 0 and ids.dtype.kind == "f"):
+        raise TypeError(f"ids must be integer word ids; got dtype {ids.dtype}")
+    if ids.ndim != 1:
+        raise ValueError(f"ids must be 1-D (n,), got shape {ids.shape}")
+    return ids.astype(np.int64)
+
+
 def _window_radius(n: int, window: int, dynamic: bool, rng):
     """Per-center window radius b_i: window, or uniform in 1..window when dynamic (which weights
     near words more, as word2vec does)."""
-    if window < 1:
-        raise ValueError(f"window must be ≥ 1, got {window}")
+    validate.positive_int(window, "window")
     if not dynamic:
         return None
     if rng is None:
@@ -173,9 +219,7 @@ def skipgram_pairs(ids, window: int, segments=None, dynamic: bool = False, rng=N
     |o| ≤ b_i, b_i drawn uniformly from 1..window.
     Returns centers (n_pairs,) and contexts (n_pairs,), int64.
     """
-    ids = np.asarray(ids, dtype=np.int64)
-    if ids.ndim != 1:
-        raise ValueError(f"ids must be 1-D (n,), got shape {ids.shape}")
+    ids = _int_ids(ids)
     n = len(ids)
     radius = _window_radius(n, window, dynamic, rng)
     centers, contexts = [], []
@@ -203,9 +247,7 @@ def cbow_examples(ids, window: int, pad_id: int, segments=None, dynamic: bool = 
     (sequence edge, other segment, outside a dynamic window), columns in offset order
     −window … −1, 1 … window; and centers (m,). Centers with no context at all are dropped.
     """
-    ids = np.asarray(ids, dtype=np.int64)
-    if ids.ndim != 1:
-        raise ValueError(f"ids must be 1-D (n,), got shape {ids.shape}")
+    ids = _int_ids(ids)
     n = len(ids)
     radius = _window_radius(n, window, dynamic, rng)
     offsets = np.array([*range(-window, 0), *range(1, window + 1)])  # (2w,)
@@ -229,6 +271,9 @@ def negative_sampling_loss(v, u_pos, u_neg):
     u_pos: (batch, dim) output vectors of the true words; u_neg: (batch, k, dim) of the noise words.
     Returns a scalar.
     """
+    for name, x in (("v", v), ("u_pos", u_pos), ("u_neg", u_neg)):
+        validate.tensor(x, name, floating=True)
+    validate.same_dtype(v=v, u_pos=u_pos, u_neg=u_neg)
     if v.ndim != 2 or u_pos.shape != v.shape or u_neg.ndim != 3 or u_neg.shape[0] != v.shape[0]:
         raise ValueError(
             f"expected v (batch, dim), u_pos (batch, dim), u_neg (batch, k, dim); got "
@@ -260,8 +305,10 @@ class _Word2Vec(nn.Module):
         seed: int | None = None,
     ):
         super().__init__()
-        if vocab_size < 1 or dim < 1:
-            raise ValueError(f"vocab_size and dim must be ≥ 1, got {vocab_size}, {dim}")
+        validate.positive_int(vocab_size, "vocab_size")
+        validate.positive_int(dim, "dim")
+        if seed is not None:
+            validate.integer(seed, "seed")
         self.vocab_size, self.dim = vocab_size, dim
         pad = vocab_size if n_extra else None
         self.in_embed = nn.Embedding(vocab_size + n_extra, dim, padding_idx=pad, sparse=sparse)
@@ -428,13 +475,15 @@ def train_word2vec(
         ("epochs", epochs),
         ("batch_size", batch_size),
     ):
-        if int(value) < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value}")
-    if lr is not None and not lr > 0:
-        raise ValueError(f"lr must be > 0, got {lr}")
+        validate.positive_int(value, name)
+    validate.integer(seed, "seed")
+    if lr is not None:
+        validate.number(lr, "lr", low=0.0, low_open=True)
+    if subsample_t is not None:
+        validate.number(subsample_t, "subsample_t", low=0.0, low_open=True)
     flat, segments = _flatten(tokens)
     vocab = vocab if vocab is not None else build_vocab(flat, min_count=min_count)
-    ids = vocab.encode(flat)  # (n,), -1 = rare word
+    ids = vocab.encode(flat, unknown=-1)  # (n,), -1 = rare word
     known = ids >= 0
     ids = ids[known]  # rare words are removed before windows are built, as in word2vec
     segments = segments[known] if segments is not None else None
@@ -497,6 +546,9 @@ def cosine_similarity(A, B) -> torch.Tensor:
     A zero vector has cosine 0 with everything.
     """
     A, B = torch.as_tensor(A), torch.as_tensor(B)
+    for name, x in (("A", A), ("B", B)):
+        if not (x.is_floating_point() or x.dtype in (torch.int32, torch.int64)):
+            raise TypeError(f"{name} must hold numbers; got dtype {x.dtype}")
     if A.ndim not in (1, 2) or B.ndim not in (1, 2) or A.shape[-1] != B.shape[-1]:
         raise ValueError(
             f"A and B must be (dim,) or (n, dim) with the same dim; got {tuple(A.shape)}, "
@@ -510,8 +562,10 @@ def cosine_similarity(A, B) -> torch.Tensor:
 
 def _nearest(E, vocab: Vocab, query, k: int, exclude: set[int], restrict: int | None):
     """Top-k rows of E by cosine with query, skipping ids in exclude and ids ≥ restrict."""
-    if k < 1:
-        raise ValueError(f"k must be ≥ 1, got {k}")
+    validate.positive_int(k, "k")
+    if restrict is not None:
+        validate.positive_int(restrict, "restrict")
+    validate.tensor(E, "E")
     if E.ndim != 2 or E.shape[0] != len(vocab):
         raise ValueError(f"E must be (vocab={len(vocab)}, dim), got {tuple(E.shape)}")
     n = len(vocab) if restrict is None else min(int(restrict), len(vocab))
@@ -536,6 +590,9 @@ def most_similar(E, vocab: Vocab, word, k: int = 10, restrict: int | None = None
     """
     if isinstance(word, str):
         i = vocab.index(word)
+    elif not isinstance(word, (torch.Tensor, np.ndarray)):
+        raise TypeError(f"word must be a str or a vector (dim,); got {type(word).__name__}")
+    if isinstance(word, str):
         return _nearest(E, vocab, E[i], k, {i}, restrict)
     return _nearest(E, vocab, torch.as_tensor(word), k, set(), restrict)
 
@@ -544,6 +601,10 @@ def analogy(E, vocab: Vocab, a: str, b: str, c: str, k: int = 5, restrict: int |
     """a : b :: c : ? by vector offsets (3CosAdd): the words nearest to v̂_b − v̂_a + v̂_c, where
     v̂ = v / ‖v‖, excluding a, b and c ("man : king :: woman : ?" → queen, ideally).
     E: (vocab, dim). Returns [(word, cosine), …], highest first."""
+    for name, w in (("a", a), ("b", b), ("c", c)):
+        if not isinstance(w, str):
+            raise TypeError(f"{name} must be a word (str); got {type(w).__name__}")
+    validate.tensor(E, "E")
     ia, ib, ic = vocab.index(a), vocab.index(b), vocab.index(c)
     En = F.normalize(E.float(), dim=-1)  # (vocab, dim) unit rows
     target = En[ib] - En[ia] + En[ic]  # (dim,): e.g. king − man + woman

@@ -25,6 +25,11 @@ from ._core import (
 )
 
 
+def _sdpa(Q, K, V, mask):
+    """The package's attention as the reference; the reader's masks may leave rows empty."""
+    return scaled_dot_product_attention(Q, K, V, mask, allow_empty_rows=True)
+
+
 def _split(X, h):
     B, t, d = X.shape
     return X.view(B, t, h, d // h).transpose(1, 2)  # (batch, h, t, d_k)
@@ -119,7 +124,7 @@ def _reference(X_q, X_kv, W_Q, W_K, W_V, W_O, h, mask, *, transpose=True, scale=
     Q, K, V = split(X_q @ W_Q), split(X_kv @ W_K), split(X_kv @ W_V)  # (batch, h, t, d_k)
     if scale is not None:  # a wrong scale: undo the package's 1/√d_k, apply the given one
         Q = Q * math.sqrt(d_k) / scale
-    Y = scaled_dot_product_attention(Q, K, V, mask if use_mask else None)  # (batch, h, t_q, d_k)
+    Y = _sdpa(Q, K, V, mask if use_mask else None)  # (batch, h, t_q, d_k)
     Y = _merge(Y) if transpose else Y.reshape(B, t_q, d)  # (batch, t_q, d_model)
     return Y @ W_O if use_W_O else Y
 

@@ -1,0 +1,549 @@
+"""A table of inputs, documented and not, to every public function: each gives the right result
+or fails at the door with an error of the agreed kind (TypeError for a wrong type, ValueError
+for a wrong value or shape) whose message names the shapes, dtypes or values involved — never a
+traceback from inside torch or NumPy. Then the mask rules: no shape that can be misread, and a
+warning (once) for a self-attention query left with no key."""
+
+import json
+import re
+import traceback
+import warnings
+from functools import cache
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import minformer.attention as attention  # noqa: E402
+from minformer.attention import (  # noqa: E402
+    EmptyRowWarning,
+    attention_weights,
+    dot_product_attention,
+    scaled_dot_product_attention,
+    softmax,
+)
+from minformer.masks import (  # noqa: E402
+    causal_mask,
+    padding_mask,
+    sliding_window_mask,
+    to_additive_mask,
+    to_torch_mask,
+)
+from minformer.multihead import MultiHeadAttention, MultiHeadAttentionLoop  # noqa: E402
+from minformer.plots import attention_heatmap  # noqa: E402
+from minformer.positional import (  # noqa: E402
+    LearnedPositions,
+    SinusoidalPositions,
+    sinusoidal_encoding,
+)
+from minformer.tokenizer import BPETokenizer  # noqa: E402
+from minformer.word2vec import (  # noqa: E402
+    CBOW,
+    SkipGram,
+    Vocab,
+    analogy,
+    build_vocab,
+    cbow_examples,
+    cosine_similarity,
+    keep_probabilities,
+    most_similar,
+    negative_sampling_loss,
+    noise_distribution,
+    skipgram_pairs,
+    train_word2vec,
+    unigram_table,
+)
+
+OK = "ok"
+
+
+def r(*shape, dtype=torch.float32, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+@cache
+def tok():
+    return BPETokenizer.train(["low lower lowest newer newest wider"] * 3, 4 + 256 + 8)
+
+
+@cache
+def vocab():
+    return Vocab(["the", "cat", "sat"], [3, 2, 1])
+
+
+@cache
+def mha():
+    return MultiHeadAttention(16, 4).eval()
+
+
+def E():
+    return r(3, 4)
+
+
+def _file(tmp_path, text, name="tok.json"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _tok_json(**changes):
+    state = json.loads(json.dumps({"format": "minformer-bpe", "version": 1}))
+    state.update(changes)
+    return json.dumps(state)
+
+
+X3 = r(3, 5, 16)  # (batch 3, t 5, d_model 16); 4 heads
+
+
+def finite(out):
+    out = out[0] if isinstance(out, tuple) else out
+    return bool(torch.isfinite(torch.as_tensor(out)).all())
+
+
+# (id, thunk, expected): expected is OK, a predicate on the result, or (Error, regex)
+CASES = [
+    # ---------------------------------------------------------------- softmax and friends
+    ("softmax-list", lambda: softmax([1.0, 2.0, 3.0]), lambda y: np.isclose(y.sum(), 1)),
+    ("softmax-int-array", lambda: softmax(np.array([1, 2])), lambda y: y.dtype == np.float64),
+    ("softmax-int-tensor", lambda: softmax(torch.tensor([1, 2])), lambda y: y.is_floating_point()),
+    ("softmax-str", lambda: softmax("abc"), (TypeError, "array or a tensor.*str")),
+    ("softmax-none", lambda: softmax(None), (TypeError, "NoneType")),
+    ("softmax-0d", lambda: softmax(np.array(3.0)), (ValueError, "at least one axis")),
+    ("softmax-0d-tensor", lambda: softmax(torch.tensor(3.0)), (ValueError, "0-d tensor")),
+    ("softmax-axis-float", lambda: softmax(np.ones((2, 3)), axis=1.5),
+     (TypeError, r"axis must be an int; got 1\.5")),
+    ("softmax-axis-range", lambda: softmax(np.ones((2, 3)), axis=2),
+     (ValueError, r"axis=2 .*\(2, 3\)")),
+    ("softmax-str-array", lambda: softmax(np.array(["a", "b"])), (TypeError, "dtype <U1")),
+    ("softmax-large", lambda: softmax(np.array([[5000.0, 0.0], [-3000.0, -3001.0]])),
+     lambda y: np.isfinite(y).all()),
+    ("dpa-lists", lambda: dot_product_attention([[1.0, 0.0], [0.0, 1.0]]),
+     lambda y: y.shape == (2, 2)),
+    ("dpa-1d", lambda: dot_product_attention(np.ones(3)), (ValueError, r"\(n, d\).*\(3,\)")),
+    ("dpa-empty", lambda: dot_product_attention(np.ones((0, 3))), (ValueError, "empty")),
+    ("dpa-int-tensor", lambda: dot_product_attention(torch.ones(2, 3, dtype=torch.int64)),
+     (TypeError, "floating-point.*torch.int64")),
+    ("dpa-4d", lambda: dot_product_attention(np.ones((1, 2, 3, 4))),
+     (ValueError, r"\(1, 2, 3, 4\)")),
+    ("dpa-str", lambda: dot_product_attention("tokens"), (TypeError, "str")),
+    ("dpa-batched-tensor", lambda: dot_product_attention(r(2, 3, 4), return_weights=True),
+     lambda out: out[1].shape == (2, 3, 3)),
+    ("weights-array", lambda: attention_weights(np.eye(3)),
+     lambda A: np.allclose(A.sum(-1), 1)),
+    # ---------------------------------------------------------------- scaled_dot_product_attention
+    ("sdpa-numpy", lambda: scaled_dot_product_attention(np.ones((3, 2)), r(3, 2), r(3, 2)),
+     (TypeError, "Q must be a torch tensor; got ndarray of dtype float64")),
+    ("sdpa-mixed-dtypes", lambda: scaled_dot_product_attention(
+        r(3, 4, dtype=torch.float16), r(3, 4), r(3, 4)),
+     (TypeError, "dtypes must match: Q torch.float16, K torch.float32, V torch.float32")),
+    ("sdpa-int", lambda: scaled_dot_product_attention(
+        torch.ones(3, 4, dtype=torch.int64), r(3, 4), r(3, 4)),
+     (TypeError, "Q must be a floating-point tensor; got dtype torch.int64")),
+    ("sdpa-dk", lambda: scaled_dot_product_attention(r(3, 4), r(3, 5), r(3, 2)),
+     (ValueError, r"d_k.*Q \(3, 4\), K \(3, 5\)")),
+    ("sdpa-tk", lambda: scaled_dot_product_attention(r(3, 4), r(5, 4), r(6, 2)),
+     (ValueError, r"t_k.*K \(5, 4\), V \(6, 2\)")),
+    ("sdpa-1d", lambda: scaled_dot_product_attention(r(4), r(3, 4), r(3, 2)),
+     (ValueError, r"Q must be \(\.\.\., t, d\).*\(4,\)")),
+    ("sdpa-batch", lambda: scaled_dot_product_attention(r(2, 3, 4), r(3, 3, 4), r(3, 3, 4)),
+     (ValueError, r"batch.*Q \(2, 3, 4\), K \(3, 3, 4\)")),
+    ("sdpa-empty", lambda: scaled_dot_product_attention(r(0, 4), r(3, 4), r(3, 2)),
+     (ValueError, r"empty.*Q \(0, 4\)")),
+    ("sdpa-mask-float", lambda: scaled_dot_product_attention(
+        r(5, 4), r(5, 4), r(5, 4), causal_mask(5).float()),
+     (TypeError, r"bool.*torch.float32.*\(5, 5\).*mask == 0")),
+    ("sdpa-mask-int", lambda: scaled_dot_product_attention(
+        r(5, 4), r(5, 4), r(5, 4), causal_mask(5).long()), (TypeError, r"bool.*torch.int64")),
+    ("sdpa-mask-numpy", lambda: scaled_dot_product_attention(
+        r(5, 4), r(5, 4), r(5, 4), np.tril(np.ones((5, 5), dtype=bool))),
+     (TypeError, "torch.bool tensor.*ndarray")),
+    ("sdpa-key-padding-shape", lambda: scaled_dot_product_attention(
+        r(2, 5, 4), r(2, 5, 4), r(2, 5, 4), torch.ones(2, 5, dtype=torch.bool)),
+     (ValueError, r"\(2, 5\) looks like a \(batch, t_k\) key-padding mask.*mask\[:, None, :\]")),
+    ("sdpa-key-padding-shape-heads", lambda: scaled_dot_product_attention(
+        r(2, 4, 5, 4), r(2, 4, 5, 4), r(2, 4, 5, 4), torch.ones(2, 5, dtype=torch.bool)),
+     (ValueError, r"mask\[:, None, None, :\].*padding_mask\(lengths\)")),
+    ("sdpa-batch1-t_q-mask-ok", lambda: scaled_dot_product_attention(
+        r(3, 3, 4), r(3, 3, 4), r(3, 3, 4), causal_mask(3)), lambda y: y.shape == (3, 3, 4)),
+    ("sdpa-b1t-on-heads", lambda: scaled_dot_product_attention(
+        r(2, 2, 5, 4), r(2, 2, 5, 4), r(2, 2, 5, 4), padding_mask([5, 3], head_axis=False)),
+     (ValueError, r"\(2, 1, 5\) is ambiguous.*\(heads, t_q, t_k\).*mask\[:, None\]")),
+    ("sdpa-b1t-single-head-ok", lambda: scaled_dot_product_attention(
+        r(2, 5, 4), r(2, 5, 4), r(2, 5, 4), padding_mask([5, 3], head_axis=False)),
+     lambda y: y.shape == (2, 5, 4)),
+    ("sdpa-b11t-on-single-head", lambda: scaled_dot_product_attention(
+        r(2, 5, 4), r(2, 5, 4), r(2, 5, 4), padding_mask([5, 3])),
+     (ValueError, r"\(2, 1, 1, 5\) does not fit.*\(2, 5, 5\)")),
+    ("sdpa-1d-mask", lambda: scaled_dot_product_attention(
+        r(5, 4), r(5, 4), r(5, 4), torch.ones(5, dtype=torch.bool)),
+     (ValueError, r"\(5,\) has one axis.*mask\[None, :\]")),
+    ("sdpa-causal-batched", lambda: scaled_dot_product_attention(
+        r(3, 2, 6, 4), r(3, 2, 6, 4), r(3, 2, 6, 4), causal_mask(6)), finite),
+    ("sdpa-causal-and-pad", lambda: scaled_dot_product_attention(
+        r(2, 2, 6, 4), r(2, 2, 6, 4), r(2, 2, 6, 4),
+        causal_mask(6) & padding_mask([6, 2])), finite),
+    ("sdpa-mask-too-small", lambda: scaled_dot_product_attention(
+        r(5, 4), r(5, 4), r(5, 4), causal_mask(4)), (ValueError, r"\(4, 4\).*\(5, 5\)")),
+    ("sdpa-mask-rank5", lambda: scaled_dot_product_attention(
+        r(2, 2, 5, 4), r(2, 2, 5, 4), r(2, 2, 5, 4), torch.ones(1, 2, 2, 5, 5, dtype=bool)),
+     (ValueError, r"\(1, 2, 2, 5, 5\) does not fit")),
+    ("sdpa-mask-wrong-batch", lambda: scaled_dot_product_attention(
+        r(2, 2, 5, 4), r(2, 2, 5, 4), r(2, 2, 5, 4), padding_mask([5, 3, 1])),
+     (ValueError, r"\(3, 1, 1, 5\) does not fit.*\(2, 2, 5, 5\)")),
+    ("sdpa-fp16-large", lambda: _fp16_case(), finite),
+    ("sdpa-weights", lambda: scaled_dot_product_attention(
+        r(3, 4), r(5, 4), r(5, 2), return_weights=True),
+     lambda out: out[1].shape == (3, 5) and torch.allclose(out[1].sum(-1), torch.ones(3))),
+    ("sdpa-empty-row-allowed", lambda: scaled_dot_product_attention(
+        r(3, 4), r(3, 4), r(3, 4), torch.tensor([[True, False, False], [False] * 3,
+                                                 [True] * 3]), allow_empty_rows=True),
+     lambda y: torch.equal(y[1], torch.zeros(4))),
+    # ---------------------------------------------------------------- masks
+    ("causal-ok", lambda: causal_mask(5), lambda m: m.dtype == torch.bool and m.shape == (5, 5)),
+    ("causal-float", lambda: causal_mask(2.5), (TypeError, r"t must be an int; got 2\.5")),
+    ("causal-float-int", lambda: causal_mask(4.0), (TypeError, r"t must be an int; got 4\.0")),
+    ("causal-bool", lambda: causal_mask(True), (TypeError, "got True")),
+    ("causal-zero", lambda: causal_mask(0), (ValueError, "t must be a positive int; got 0")),
+    ("causal-str", lambda: causal_mask("5"), (TypeError, "got '5'")),
+    ("causal-numpy-int", lambda: causal_mask(np.int64(4)), lambda m: m.shape == (4, 4)),
+    ("window-zero", lambda: sliding_window_mask(5, 0), (ValueError, "window must be a positive")),
+    ("window-float", lambda: sliding_window_mask(5, 2.0), (TypeError, "window must be an int")),
+    ("window-causal-str", lambda: sliding_window_mask(5, 2, causal="no"),
+     (TypeError, "causal must be True or False")),
+    ("pad-none", lambda: padding_mask(), (ValueError, "exactly one")),
+    ("pad-float-lengths", lambda: padding_mask(torch.tensor([1.0, 2.0])),
+     (TypeError, r"integer.*float32.*\(2,\)")),
+    ("pad-2d-lengths", lambda: padding_mask([[1, 2]]), (ValueError, r"\(batch,\).*\(1, 2\)")),
+    ("pad-empty-lengths", lambda: padding_mask(torch.tensor([], dtype=torch.long)),
+     (ValueError, r"batch ≥ 1.*\(0,\)")),
+    ("pad-too-long", lambda: padding_mask([1, 5], t=3), (ValueError, r"0\.\.t=3.*\[1, 5\]")),
+    ("pad-negative", lambda: padding_mask([-1, 2]), (ValueError, r"\[-1, 2\]")),
+    ("pad-t-float", lambda: padding_mask([1, 2], t=3.0), (TypeError, r"t must be an int")),
+    ("pad-tokens-no-id", lambda: padding_mask(tokens=torch.zeros(1, 2, dtype=torch.long)),
+     (ValueError, "pad_id")),
+    ("pad-tokens-float", lambda: padding_mask(tokens=torch.zeros(1, 2), pad_id=0),
+     (TypeError, "integer ids.*float32")),
+    ("pad-tokens-1d", lambda: padding_mask(tokens=torch.tensor([1, 2, 0]), pad_id=0),
+     (ValueError, r"\(batch, t\).*\(3,\)")),
+    ("pad-id-float", lambda: padding_mask(tokens=torch.tensor([[1, 0]]), pad_id=0.5),
+     (TypeError, r"pad_id must be an int")),
+    ("pad-head-axis-str", lambda: padding_mask([1, 2], head_axis="no"),
+     (TypeError, "head_axis must be True or False")),
+    ("pad-ok", lambda: padding_mask([2, 3]), lambda m: m.shape == (2, 1, 1, 3)),
+    ("pad-tokens-ok", lambda: padding_mask(tokens=[[5, 6, 0]], pad_id=0),
+     lambda m: m[0, 0, 0].tolist() == [True, True, False]),
+    ("to-torch-float", lambda: to_torch_mask(torch.zeros(2, 2)),
+     (TypeError, r"bool.*torch.float32")),
+    ("additive-bool-dtype", lambda: to_additive_mask(causal_mask(3), dtype=torch.bool),
+     (TypeError, "floating-point dtype.*torch.bool")),
+    ("additive-int-dtype", lambda: to_additive_mask(causal_mask(3), dtype=torch.int64),
+     (TypeError, "floating-point dtype.*torch.int64")),
+    ("additive-half", lambda: to_additive_mask(causal_mask(3), dtype=torch.float16),
+     lambda m: m.dtype == torch.float16 and m[0, 1] == float("-inf") and m[1, 0] == 0),
+    ("additive-numpy", lambda: to_additive_mask(np.tril(np.ones((3, 3), bool))),
+     (TypeError, "torch.bool tensor.*ndarray")),
+    # ---------------------------------------------------------------- multi-head attention
+    ("mha-heads-float", lambda: MultiHeadAttention(16, 4.0), (TypeError, "n_heads must be an int")),
+    ("mha-heads-bool", lambda: MultiHeadAttention(16, True), (TypeError, "n_heads.*True")),
+    ("mha-not-divisible", lambda: MultiHeadAttention(10, 4), (ValueError, "d_model=10.*n_heads=4")),
+    ("mha-dropout", lambda: MultiHeadAttention(16, 4, dropout=1.5),
+     (ValueError, r"dropout must lie in \[0, 1\); got 1\.5")),
+    ("mha-dropout-str", lambda: MultiHeadAttention(16, 4, dropout="0.1"),
+     (TypeError, "dropout must be a number")),
+    ("mha-float64-input", lambda: mha()(X3.double()),
+     (TypeError, "dtypes must match: x_q torch.float64, x_kv torch.float64, weights "
+                 "torch.float32")),
+    ("mha-numpy", lambda: mha()(X3.numpy()), (TypeError, "x_q must be a torch tensor")),
+    ("mha-int", lambda: mha()(X3.long()), (TypeError, "x_q must be a floating-point tensor")),
+    ("mha-d-model", lambda: mha()(X3[..., :12]), (ValueError, r"d_model=16.*\(3, 5, 12\)")),
+    ("mha-b1t-mask", lambda: MultiHeadAttention(16, 3 * 1 + 1)(
+        r(4, 5, 16), mask=padding_mask([5, 4, 3, 2], head_axis=False)),
+     (ValueError, r"\(4, 1, 5\) is ambiguous.*mask\[:, None\]")),
+    ("mha-bt-mask", lambda: mha()(X3, mask=torch.ones(3, 5, dtype=torch.bool)),
+     (ValueError, r"\(3, 5\).*key-padding.*padding_mask\(lengths\)")),
+    ("mha-pad-ok", lambda: mha()(X3, mask=padding_mask([5, 3, 1])), finite),
+    ("mha-causal-ok", lambda: mha()(X3, mask=causal_mask(5)), finite),
+    ("mha-causal-pad-ok", lambda: mha()(X3, mask=causal_mask(5) & padding_mask([5, 3, 1])),
+     finite),
+    ("mha-cross-pad-ok", lambda: mha()(X3[:, :2], X3, mask=padding_mask([5, 3, 1])),
+     lambda y: y.shape == (3, 2, 16)),
+    ("mha-unbatched-ok", lambda: mha()(X3[0], mask=causal_mask(5)),
+     lambda y: y.shape == (5, 16)),
+    ("mha-weights-ok", lambda: mha()(X3, mask=causal_mask(5), need_weights=True),
+     lambda out: out[1].shape == (3, 4, 5, 5)),
+    ("mha-loop-b1t-mask", lambda: MultiHeadAttentionLoop(16, 2)(
+        r(2, 5, 16), mask=padding_mask([5, 4], head_axis=False)),
+     (ValueError, r"\(2, 1, 5\) is ambiguous")),
+    ("mha-batch-mismatch", lambda: mha()(X3, X3[:2]), (ValueError, "same batch size")),
+    # ---------------------------------------------------------------- positions
+    ("sin-d-float", lambda: sinusoidal_encoding(4, 2.5), (TypeError, r"d must be an int; got 2\.5")),
+    ("sin-int-dtype", lambda: sinusoidal_encoding(4, 8, dtype=torch.int64),
+     (TypeError, "floating-point torch dtype.*torch.int64")),
+    ("sin-base", lambda: sinusoidal_encoding(4, 8, base=1.0),
+     (ValueError, r"base must lie in \(1, inf\)")),
+    ("sin-odd-d", lambda: sinusoidal_encoding(4, 7), lambda pe: pe.shape == (4, 7)),
+    ("sinpos-int-input", lambda: SinusoidalPositions(8, 4)(torch.zeros(1, 3, 4, dtype=torch.long)),
+     lambda y: y.is_floating_point() and 0 < float(y[0, 1, 0]) < 1),
+    ("sinpos-numpy", lambda: SinusoidalPositions(8, 4)(np.zeros((3, 4))),
+     (TypeError, "x must be a torch tensor")),
+    ("sinpos-too-long", lambda: SinusoidalPositions(8, 4)(torch.zeros(9, 4)),
+     (ValueError, r"t=9 .*max_len=8")),
+    ("sinpos-max-len-float", lambda: SinusoidalPositions(8.0, 4),
+     (TypeError, "max_len must be an int")),
+    ("learned-float64", lambda: LearnedPositions(8, 4)(torch.zeros(3, 4, dtype=torch.float64)),
+     (TypeError, "dtypes must match: x torch.float64, weight torch.float32")),
+    ("learned-int-input", lambda: LearnedPositions(8, 4)(torch.zeros(3, 4, dtype=torch.long)),
+     lambda y: y.dtype == torch.float32),
+    ("learned-d-model", lambda: LearnedPositions(8, 4)(torch.zeros(3, 5)),
+     (ValueError, r"d_model=4.*\(3, 5\)")),
+    # ---------------------------------------------------------------- plots
+    ("heatmap-numpy-labels", lambda: attention_heatmap(
+        np.eye(2), row_labels=np.array(["a", "b"]), col_labels=np.array(["c", "d"])), OK),
+    ("heatmap-tensor", lambda: attention_heatmap(torch.eye(3), col_labels=["x", "y", "z"]), OK),
+    ("heatmap-label-count", lambda: attention_heatmap(np.eye(2), row_labels=np.array(list("abc"))),
+     (ValueError, r"3 row labels for a matrix of shape \(2, 2\)")),
+    ("heatmap-3d", lambda: attention_heatmap(np.ones((2, 2, 2))),
+     (ValueError, r"one \(t_q, t_k\) matrix.*\(2, 2, 2\)")),
+    ("heatmap-str", lambda: attention_heatmap("A"), (TypeError, "A must be a tensor or an array")),
+    ("heatmap-str-labels", lambda: attention_heatmap(np.eye(2), col_labels="ab"),
+     (TypeError, "col_labels must be a list of labels")),
+    # ---------------------------------------------------------------- tokenizer
+    ("tok-train-str", lambda: BPETokenizer.train("low lower", 300),
+     (TypeError, "not a single string")),
+    ("tok-train-vocab-float", lambda: BPETokenizer.train(["low"], 300.0),
+     (TypeError, r"vocab_size must be an int, got 300\.0")),
+    ("tok-train-vocab-small", lambda: BPETokenizer.train(["low"], 10),
+     (ValueError, "vocab_size=10 is too small.*260")),
+    ("tok-train-minfreq-float", lambda: BPETokenizer.train(["low"], 300, min_frequency=1.5),
+     (TypeError, r"min_frequency must be an int, got 1\.5")),
+    ("tok-train-minfreq-zero", lambda: BPETokenizer.train(["low"], 300, min_frequency=0),
+     (ValueError, "min_frequency must be an int >= 1, got 0")),
+    ("tok-train-not-str", lambda: BPETokenizer.train(["low", 5], 300),
+     (TypeError, r"texts\[1\] must be a str, got int")),
+    ("tok-encode-bytes", lambda: tok().encode(b"low"), (TypeError, "text must be a str, got bytes")),
+    ("tok-encode-batch-str", lambda: tok().encode_batch("low"), (TypeError, "not a single string")),
+    ("tok-decode-float", lambda: tok().decode([2.5]), (TypeError, r"ids must be ints; got \[2\.5\]")),
+    ("tok-decode-range", lambda: tok().decode([10**6]), (ValueError, r"unknown token ids \[1000000\]")),
+    ("tok-decode-array", lambda: tok().decode(np.array(tok().encode("lowest"))),
+     lambda s: s == "lowest"),
+    ("tok-decode-np-ints", lambda: tok().decode([np.int64(i) for i in tok().encode("low")]),
+     lambda s: s == "low"),
+    ("tok-decode-batch", lambda: tok().decode([[1, 2]]), (ValueError, "one sequence")),
+    ("tok-pad-empty", lambda: tok().pad([]), (ValueError, "empty batch")),
+    ("tok-pad-str", lambda: tok().pad(["low"]), (TypeError, r"seqs\[0\] is a string")),
+    ("tok-token-to-id-int", lambda: tok().token_to_id(5), (TypeError, "token must be a str")),
+    ("tok-id-to-token-neg", lambda: tok().id_to_token(-1), (ValueError, r"unknown token ids \[-1\]")),
+    ("tok-allowed-special-str", lambda: tok().encode("x", allowed_special="<bos>"),
+     (TypeError, "wrap one token in a set")),
+    # ---------------------------------------------------------------- word2vec
+    ("vocab-encode-str", lambda: vocab().encode("cat"),
+     (TypeError, "tokens must be a list of words, not a single str.*'cat'")),
+    ("vocab-encode-unknown", lambda: vocab().encode(["cat", "zzz", "dog"]),
+     (ValueError, r"2 of 3 words are not in the vocabulary, e.g. \['zzz', 'dog'\]")),
+    ("vocab-encode-drop", lambda: vocab().encode(["cat", "zzz"], unknown="drop"),
+     lambda ids: ids.tolist() == [1]),
+    ("vocab-encode-mark", lambda: vocab().encode(["cat", "zzz"], unknown=-1),
+     lambda ids: ids.tolist() == [1, -1]),
+    ("vocab-encode-bad-unknown", lambda: vocab().encode(["cat"], unknown=2.5),
+     (TypeError, "unknown.*must be an int")),
+    ("vocab-encode-non-str", lambda: vocab().encode(["cat", 3]),
+     (TypeError, r"tokens\[1\] must be a str; got 3")),
+    ("vocab-index-int", lambda: vocab().index(3), (TypeError, "word must be a str")),
+    ("vocab-float-counts", lambda: Vocab(["a"], [1.5]), (TypeError, "counts must be integers")),
+    ("build-vocab-min-count-float", lambda: build_vocab(["a", "a"], min_count=2.5),
+     (TypeError, r"min_count must be an int; got 2\.5")),
+    ("build-vocab-str", lambda: build_vocab("a b"), (TypeError, "list of words.*got str")),
+    ("build-vocab-empty", lambda: build_vocab([]), (ValueError, "empty")),
+    ("build-vocab-max-size", lambda: build_vocab(["a"], min_count=1, max_size=0),
+     (ValueError, "max_size must be a positive int; got 0")),
+    ("skipgram-float-ids", lambda: skipgram_pairs(np.array([0.0, 1.0]), 1),
+     (TypeError, "integer word ids.*float64")),
+    ("skipgram-window-float", lambda: skipgram_pairs(np.array([0, 1]), 2.5),
+     (TypeError, r"window must be an int; got 2\.5")),
+    ("skipgram-2d", lambda: skipgram_pairs(np.zeros((2, 2), dtype=int), 1),
+     (ValueError, r"1-D \(n,\), got shape \(2, 2\)")),
+    ("skipgram-tensor-ok", lambda: skipgram_pairs(torch.tensor([0, 1, 2]), 1),
+     lambda out: len(out[0]) == 4),
+    ("cbow-window-zero", lambda: cbow_examples(np.array([0, 1]), 0, pad_id=9),
+     (ValueError, "window must be a positive int; got 0")),
+    ("ns-loss-dtypes", lambda: negative_sampling_loss(r(2, 3, dtype=torch.float64), r(2, 3),
+                                                      r(2, 4, 3)),
+     (TypeError, "dtypes must match: v torch.float64, u_pos torch.float32")),
+    ("ns-loss-shapes", lambda: negative_sampling_loss(r(2, 3), r(2, 3), r(2, 3)),
+     (ValueError, r"u_neg \(batch, k, dim\).*u_neg \(2, 3\)")),
+    ("ns-loss-numpy", lambda: negative_sampling_loss(np.ones((2, 3)), r(2, 3), r(2, 4, 3)),
+     (TypeError, "v must be a torch tensor")),
+    ("ns-loss-k1-batch1", lambda: negative_sampling_loss(r(1, 3), r(1, 3), r(1, 1, 3)),
+     lambda loss: loss.ndim == 0),
+    ("skipgram-model-float", lambda: SkipGram(10.0, 4), (TypeError, "vocab_size must be an int")),
+    ("cbow-model-zero", lambda: CBOW(0, 4), (ValueError, "vocab_size must be a positive int")),
+    ("train-dim-float", lambda: train_word2vec(["a", "b"] * 10, dim=2.5, progress=False),
+     (TypeError, r"dim must be an int; got 2\.5")),
+    ("train-lr-zero", lambda: train_word2vec(["a", "b"] * 10, lr=0.0, progress=False),
+     (ValueError, r"lr must lie in \(0, inf\); got 0")),
+    ("train-str-tokens", lambda: train_word2vec("a b a b", progress=False),
+     (TypeError, "list of words")),
+    ("similar-unknown", lambda: most_similar(E(), vocab(), "zzz"),
+     (ValueError, "'zzz' is not in the vocabulary")),
+    ("similar-k-zero", lambda: most_similar(E(), vocab(), "cat", k=0),
+     (ValueError, "k must be a positive int; got 0")),
+    ("similar-k-float", lambda: most_similar(E(), vocab(), "cat", k=1.5),
+     (TypeError, r"k must be an int; got 1\.5")),
+    ("similar-int-word", lambda: most_similar(E(), vocab(), 5),
+     (TypeError, "word must be a str or a vector")),
+    ("similar-wrong-E", lambda: most_similar(r(4, 4), vocab(), "cat"),
+     (ValueError, r"E must be \(vocab=3, dim\), got \(4, 4\)")),
+    ("analogy-int", lambda: analogy(E(), vocab(), 1, "cat", "sat"),
+     (TypeError, "a must be a word")),
+    ("analogy-ok", lambda: analogy(E(), vocab(), "the", "cat", "sat", k=5), lambda out: out == []),
+    ("noise-str", lambda: noise_distribution(["a"]), (TypeError, "counts must be numbers")),
+    ("noise-empty", lambda: noise_distribution([]), (ValueError, "non-empty")),
+    ("keep-t-zero", lambda: keep_probabilities([1, 2], t=0), (ValueError, r"t must lie in \(0")),
+    ("table-size-float", lambda: unigram_table(torch.tensor([0.5, 0.5]), size=2.5),
+     (TypeError, "size must be an int")),
+    ("cosine-dims", lambda: cosine_similarity(r(3), r(4)), (ValueError, r"\(3,\), \(4,\)")),
+    ("cosine-bool", lambda: cosine_similarity(torch.ones(3, dtype=torch.bool), r(3)),
+     (TypeError, "A must hold numbers")),
+]
+
+
+def _fp16_case():
+    """float16 scores q·k reach ~10⁵ and overflow unless Q is scaled first, as PyTorch does."""
+    Q, K = ((60 * r(6, 64, seed=s)).half() for s in (1, 2))
+    V = r(6, 64, seed=3).half()
+    assert not torch.isfinite(Q @ K.T).all()  # the unscaled product overflows
+    ours = scaled_dot_product_attention(Q, K, V)
+    theirs = F.scaled_dot_product_attention(Q, K, V)
+    assert torch.isfinite(theirs).all()
+    torch.testing.assert_close(ours.float(), theirs.float(), atol=0.05, rtol=0.05)
+    return ours
+
+
+def _from_package(err: BaseException) -> bool:
+    """The exception was raised by minformer's own code, not deep inside torch or NumPy."""
+    frames = traceback.extract_tb(err.__traceback__)
+    return "minformer" in frames[-1].filename
+
+
+@pytest.mark.parametrize(("thunk", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_table(thunk, expected):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EmptyRowWarning)
+        if isinstance(expected, tuple):
+            error, pattern = expected
+            with pytest.raises(Exception) as info:
+                thunk()
+            err = info.value
+            assert type(err) is error, f"{type(err).__name__}: {err}"
+            assert re.search(pattern, str(err)), str(err)
+            assert _from_package(err), "".join(traceback.format_exception(err))
+        else:
+            out = thunk()
+            if callable(expected):
+                assert expected(out), out
+    plt.close("all")
+
+
+def test_table_size_and_verdicts():
+    verdicts = [c[2] if not isinstance(c[2], tuple) else c[2][0] for c in CASES]
+    n_ok = sum(1 for v in verdicts if v is OK or callable(v) and not isinstance(v, type))
+    n_value = verdicts.count(ValueError)
+    n_type = verdicts.count(TypeError)
+    assert len(CASES) >= 100 and n_ok + n_value + n_type == len(CASES)
+    assert len({c[0] for c in CASES}) == len(CASES)
+
+
+def test_tokenizer_load_errors_name_the_file(tmp_path):
+    path = tmp_path / "tok.json"
+    tok().save(path)
+    text = path.read_text(encoding="utf-8")
+    cases = [
+        (_file(tmp_path, text[: len(text) // 2], "truncated.json"), "truncated.json.*JSON"),
+        (_file(tmp_path, "[1, 2]", "list.json"), "list.json is not a minformer BPE"),
+        (_file(tmp_path, text.replace('"merges"', '"merged"'), "keys.json"),
+         "keys.json: a damaged tokenizer file"),
+        (tmp_path / "missing.json", "no tokenizer file at .*missing.json"),
+        (tmp_path, "no tokenizer file at"),
+    ]
+    for bad, pattern in cases:
+        with pytest.raises(ValueError, match=pattern) as info:
+            BPETokenizer.load(bad)
+        assert _from_package(info.value)
+    with pytest.raises(TypeError, match="path must be a str or a Path"):
+        BPETokenizer.load(3)
+    assert BPETokenizer.load(path).merges == tok().merges
+
+
+# ---------------------------------------------------------------- the empty-row warning
+@pytest.fixture
+def fresh_warning(monkeypatch):
+    monkeypatch.setattr(attention, "_empty_row_warned", False)
+
+
+def _warnings(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fn()
+    return [w for w in caught if issubclass(w.category, EmptyRowWarning)]
+
+
+def test_flipped_causal_mask_warns_once(fresh_warning):
+    Q = r(5, 4)
+    flipped = ~causal_mask(5)  # nn.MultiheadAttention's convention: the last query sees nothing
+    caught = _warnings(lambda: scaled_dot_product_attention(Q, Q, Q, flipped))
+    assert len(caught) == 1 and "query 4" in str(caught[0].message)
+    assert "~mask" in str(caught[0].message) and "allow_empty_rows=True" in str(caught[0].message)
+    assert _warnings(lambda: scaled_dot_product_attention(Q, Q, Q, flipped)) == []  # once
+
+
+def test_allow_empty_rows_silences_the_warning(fresh_warning):
+    Q = r(5, 4)
+    assert _warnings(lambda: scaled_dot_product_attention(
+        Q, Q, Q, ~causal_mask(5), allow_empty_rows=True)) == []
+    assert _warnings(lambda: mha()(X3, mask=~causal_mask(5), allow_empty_rows=True)) == []
+
+
+def test_multi_head_attention_warns_on_a_flipped_padding_mask(fresh_warning):
+    flipped = ~padding_mask([5, 5, 5])  # no padding: every key hidden
+    assert len(_warnings(lambda: mha()(X3, mask=flipped))) == 1
+
+
+@pytest.mark.parametrize("lengths", [[5, 3, 1], [1, 1, 1], [5, 5, 2]])
+def test_ordinary_padded_batches_never_warn(fresh_warning, lengths):
+    pad = padding_mask(lengths, 5)  # right padding, every sequence at least 1 token
+    Q4 = r(3, 2, 5, 4)
+    for mask in (pad, causal_mask(5) & pad, sliding_window_mask(5, 2) & pad):
+        assert _warnings(lambda mask=mask: mha()(X3, mask=mask)) == []
+        assert _warnings(lambda mask=mask: scaled_dot_product_attention(Q4, Q4, Q4, mask)) == []
+    single = padding_mask(lengths, 5, head_axis=False)
+    X = r(3, 5, 4)
+    assert _warnings(lambda: scaled_dot_product_attention(
+        X, X, X, causal_mask(5) & single)) == []
+
+
+def test_cross_attention_does_not_warn(fresh_warning):
+    mask = torch.zeros(3, 6, dtype=torch.bool)
+    mask[0, 0] = True
+    assert _warnings(lambda: scaled_dot_product_attention(r(3, 4), r(6, 4), r(6, 4), mask)) == []
+
+
+def test_an_empty_sequence_warns(fresh_warning):
+    assert len(_warnings(lambda: mha()(X3, mask=padding_mask([5, 0, 3])))) == 1
+
+
+def test_the_transformer_style_masks_are_accepted():
+    """(batch, 1, t_q, t_k) and (batch, 1, 1, t_k) bool masks and a (t, t) causal mask."""
+    tokens = torch.tensor([[5, 6, 7, 0], [5, 0, 0, 0]])
+    src = padding_mask(tokens=tokens, pad_id=0)  # (batch, 1, 1, t)
+    tgt = causal_mask(4) & src  # (batch, 1, t, t)
+    x = r(2, 4, 16)
+    m = MultiHeadAttention(16, 4).eval()
+    for mask in (src, tgt, causal_mask(4)):
+        assert torch.isfinite(m(x, mask=mask)).all()
+    assert torch.isfinite(m(r(2, 3, 16), x, mask=src)).all()  # cross-attention
