@@ -260,3 +260,37 @@ def test_bad_input_errors():
         Seq2SeqGRU(10, 10, 8, 8, dropout=1.0)
     with pytest.raises(ValueError, match="pad_id"):
         Seq2SeqGRU(10, 10, 8, 8, pad_id=10)
+
+
+# ---------------------------------------------------------------------------- the Transformer's interface
+
+@pytest.mark.parametrize("attention", [True, False])
+def test_decode_interface_equals_forward(attention):
+    """source_mask / encode / decode, as on Transformer: decode(tgt, encode(src)) is forward."""
+    torch.manual_seed(0)
+    m = Seq2SeqGRU(10, 12, d_emb=8, d_hidden=12, attention=attention).eval()
+    src = padded_batch([4, 2, 3], t_src=4)
+    tgt = torch.randint(1, 12, (3, 5))
+    mask = m.source_mask(src)
+    memory = m.encode(src, mask)
+    assert torch.equal(m.decode(tgt, memory, mask), m(src, None, tgt))
+    assert torch.equal(m.decode(tgt, memory), m(src, None, tgt))  # the mask inside memory
+    # a prefix's logits do not depend on what comes after it: the whole prefix is decoded each time
+    assert torch.equal(m.decode(tgt[:, :2], memory, mask), m.decode(tgt, memory, mask)[:, :2])
+    logits, weights = m.decode(tgt, memory, mask, return_attention=True)
+    assert logits.shape == (3, 5, 12) and (weights is None) == (not attention)
+
+
+def test_decode_interface_bad_input():
+    m = Seq2SeqGRU(10, 12, d_emb=8, d_hidden=12)
+    src = padded_batch([4, 2], t_src=4)
+    memory = m.encode(src)
+    tgt = torch.randint(1, 12, (2, 3))
+    with pytest.raises(ValueError, match=r"memory must be the \(H, s0, mask\) that encode returned; got Tensor"):
+        m.decode(tgt, memory[0])
+    with pytest.raises(ValueError, match=r"memory and tgt disagree on batch: H \(2, 4, 24\), tgt \(3, 3\)"):
+        m.decode(torch.randint(1, 12, (3, 3)), memory)
+    with pytest.raises(ValueError, match=r"src_mask must be the bool \(batch, t_src\) = \(2, 4\) mask"):
+        m.decode(tgt, memory, m.source_mask(src)[:, None, None, :])
+    with pytest.raises(ValueError, match=r"tgt ids must lie in \[0, 12\)"):
+        m.decode(torch.full((2, 3), 12), memory)

@@ -4,6 +4,13 @@
   or by sampling at a temperature, optionally among the top-k tokens only.
 - :func:`generate` — autoregressive generation with a decoder-only language model: append the
   chosen token and run the model again, ``max_new_tokens`` times.
+
+For encoder-decoders (translation, chapter 13), through ``source_mask``/``encode``/``decode``:
+
+- :func:`greedy_search` — batched, the most likely token at each step, until ``<eos>``.
+- :func:`beam_search` — batched, the k best prefixes per sentence, ranked with GNMT's
+  :func:`gnmt_length_penalty`.
+- :func:`sequence_scores` — the score beam search ranks by, for any given outputs.
 """
 
 import torch
@@ -61,3 +68,196 @@ def generate(model, ids, max_new_tokens: int, temperature: float = 1.0,
             break
     model.train(was_training)
     return ids
+
+
+# ----------------------------------------------------------------------------- encoder-decoders
+#
+# Translation (chapter 13) decodes with an encoder-decoder instead: the source is read once,
+#
+#     src_mask = model.source_mask(src)          padding of the source
+#     memory   = model.encode(src, src_mask)     whatever the decoder needs to see of the source
+#     logits   = model.decode(prefix, memory, src_mask)     (batch, t, vocab) for a target prefix
+#
+# and the target grows one token at a time from <bos>. Only these three methods are used, so
+# the same searches serve minformer.transformer.Transformer and minformer.rnn.Seq2SeqGRU.
+# Outputs follow one convention: ids (batch, t_out) without <bos>, each row ending at its first
+# <eos>, padded with pad_id after it; t_out ≤ max_len (a row that never emits <eos> stops there).
+
+
+def gnmt_length_penalty(length, alpha: float):
+    """GNMT's length penalty lp(|y|) = ((5 + |y|) / 6)^α (Wu et al., 2016).
+
+    A hypothesis is ranked by log P(y | x) / lp(|y|). Log-probabilities only fall as tokens are
+    added, so the raw sum favours short outputs; α = 0 keeps the raw sum, α ≈ 0.6-1 evens it out.
+    ``length`` is an int or a tensor; |y| counts the generated tokens, <eos> included.
+    """
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, alpha=0.0):
+    for name in ("source_mask", "encode", "decode"):
+        if not callable(getattr(model, name, None)):
+            raise TypeError(f"model must have source_mask, encode and decode methods (an encoder-decoder "
+                            f"such as Transformer or Seq2SeqGRU); {type(model).__name__} has no {name}")
+    if not isinstance(src, torch.Tensor) or src.ndim != 2 or src.shape[0] == 0:
+        raise ValueError(f"src must be a (batch ≥ 1, t) tensor of token ids; got "
+                         f"{type(src).__name__} of shape {tuple(getattr(src, 'shape', ()))}")
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
+        raise ValueError(f"max_len must be an int ≥ 1; got {max_len!r}")
+    limit = getattr(getattr(model, "config", None), "max_len", None)
+    if limit is not None and max_len > limit:
+        raise ValueError(f"max_len={max_len} is longer than the model's positions cover "
+                         f"(config.max_len={limit})")
+    if pad_id is None:
+        pad_id = getattr(getattr(model, "config", None), "pad_id", getattr(model, "pad_id", None))
+        if pad_id is None:
+            raise ValueError(f"{type(model).__name__} names no pad_id: pass pad_id=")
+    for name, tok in (("bos_id", bos_id), ("eos_id", eos_id), ("pad_id", pad_id)):
+        if isinstance(tok, bool) or not isinstance(tok, int) or tok < 0:
+            raise ValueError(f"{name} must be a token id (int ≥ 0); got {tok!r}")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not alpha >= 0:
+        raise ValueError(f"length_penalty (alpha) must be a number ≥ 0; got {alpha!r}")
+    return pad_id
+
+
+@torch.no_grad()
+def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: int | None = None):
+    """Batched greedy decoding: at every step each sentence takes its most likely next token.
+
+    src: (batch, s) source ids, right-padded with the model's pad id. A sentence that has emitted
+    ``eos_id`` is finished: it receives only ``pad_id`` after it, and the search stops when every
+    sentence is finished or after ``max_len`` tokens. pad_id defaults to the model's
+    (``config.pad_id`` or ``pad_id``). Runs in eval mode and restores the model's mode.
+    Returns ids (batch, t_out) without <bos>.
+    """
+    pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id)
+    was_training = model.training
+    model.eval()
+    try:
+        src_mask = model.source_mask(src)
+        memory = model.encode(src, src_mask)
+        ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (batch, 1)
+        done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
+        for _ in range(max_len):
+            logits = model.decode(ys, memory, src_mask)[:, -1]  # (batch, vocab): the next token
+            nxt = logits.argmax(dim=-1).masked_fill(done, pad_id)  # finished rows only pad
+            ys = torch.cat([ys, nxt[:, None]], dim=1)  # (batch, t + 1)
+            done |= nxt == eos_id
+            if bool(done.all()):
+                break
+    finally:
+        model.train(was_training)
+    return ys[:, 1:]
+
+
+@torch.no_grad()
+def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: int,
+                length_penalty: float = 0.0, pad_id: int | None = None, return_scores: bool = False):
+    """Batched beam search: keep the ``beam_size`` best prefixes of every sentence at each step.
+
+    Score of an output y: log P(y | x) / lp(|y|), with lp = :func:`gnmt_length_penalty` at
+    α = ``length_penalty`` (0: the plain log-probability). At each step every prefix in the beam
+    is extended by every vocabulary token and each sentence keeps its k best candidates. A prefix
+    that has emitted <eos> is finished: it stays in the beam with its score fixed (extended by
+    pad at log-probability 0) and competes with the live ones, and the best finished output of
+    each sentence is also kept aside, so a finished output that later drops out of the beam is
+    not lost. A sentence is done when no live prefix can still beat its best finished output: a
+    live prefix's log P only falls, so its score can at most reach log P / lp(max_len). The
+    search stops when every sentence is done, or after ``max_len`` tokens (then an unfinished
+    prefix may be the answer). beam_size = 1 is greedy search.
+
+    Beam search is better than greedy on most sentences but not on all: the prefix greedy would
+    take can fall out of the beam. All beams of all sentences run as one batch of batch·k rows:
+    the source is repeated k times and encoded once, and since each step re-reads the whole
+    prefix, re-ordering the beams needs no cached state. Returns ids (batch, t_out) without
+    <bos>, as :func:`greedy_search`; with return_scores=True also their scores (batch,), as
+    :func:`sequence_scores` computes them.
+    """
+    pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, length_penalty)
+    if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
+        raise ValueError(f"beam_size must be an int ≥ 1; got {beam_size!r}")
+    alpha = float(length_penalty)
+    B, k, dev = src.shape[0], beam_size, src.device
+    first_row = torch.arange(B, device=dev) * k  # sentence b's beams are rows b·k … b·k + k - 1
+    was_training = model.training
+    model.eval()
+    try:
+        src_k = src.repeat_interleave(k, dim=0)  # (B·k, s)
+        src_mask = model.source_mask(src_k)
+        memory = model.encode(src_k, src_mask)
+        ys = torch.full((B * k, 1), bos_id, dtype=torch.long, device=dev)  # (B·k, 1) the prefixes
+        logp = torch.zeros(B, k, device=dev)  # log P of each beam's prefix
+        logp[:, 1:] = float("-inf")  # at the start the k beams are the same: keep one alive
+        finished = torch.zeros(B, k, dtype=torch.bool, device=dev)
+        length = torch.zeros(B, k, dtype=torch.long, device=dev)  # |y|, <eos> included
+        best = torch.full((B,), float("-inf"), device=dev)  # best finished score of each sentence
+        best_ids = torch.full((B, max_len), pad_id, dtype=torch.long, device=dev)
+        best_len = torch.zeros(B, dtype=torch.long, device=dev)
+        for _ in range(max_len):
+            logits = model.decode(ys, memory, src_mask)[:, -1].float()  # (B·k, V)
+            V = logits.shape[-1]
+            step = logits.log_softmax(dim=-1).view(B, k, V)  # log P(next token | prefix)
+            # a finished beam has one continuation, pad, at log-probability 0: its score stays
+            stay = torch.full((V,), float("-inf"), device=dev)
+            stay[pad_id] = 0.0
+            step = torch.where(finished[..., None], stay, step)
+            cand = logp[..., None] + step  # (B, k, V): log P of every extended prefix
+            cand_len = length + (~finished).long()  # (B, k)
+            ranked = cand / gnmt_length_penalty(cand_len, alpha)[..., None]  # (B, k, V)
+            top = ranked.view(B, k * V).topk(k, dim=-1).indices  # (B, k) of the k·V candidates
+            beam, tok = top // V, top % V  # the beam each survivor extends, and by which token
+            logp = cand.view(B, k * V).gather(1, top)
+            length = cand_len.gather(1, beam)
+            finished = finished.gather(1, beam) | (tok == eos_id)
+            ys = torch.cat([ys[(beam + first_row[:, None]).view(-1)], tok.view(-1, 1)], dim=1)
+            # keep aside each sentence's best finished output
+            score = logp / gnmt_length_penalty(length, alpha)  # (B, k)
+            top_done, which = score.masked_fill(~finished, float("-inf")).max(dim=1)  # (B,)
+            better = top_done > best
+            best = torch.where(better, top_done, best)
+            best_len = torch.where(better, length.gather(1, which[:, None])[:, 0], best_len)
+            best_ids[better, :ys.shape[1] - 1] = ys[which + first_row][better, 1:]
+            # done: no live prefix can reach the best finished score, even at length max_len
+            reachable = logp.masked_fill(finished, float("-inf")).max(dim=1).values
+            if bool((best >= reachable / gnmt_length_penalty(max_len, alpha)).all()):
+                break
+    finally:
+        model.train(was_training)
+    # a sentence with no finished output (it reached max_len) takes its best live prefix
+    score = logp / gnmt_length_penalty(length, alpha)
+    top_live, which = score.masked_fill(finished, float("-inf")).max(dim=1)  # (B,)
+    live = top_live > best
+    best = torch.where(live, top_live, best)
+    best_len = torch.where(live, length.gather(1, which[:, None])[:, 0], best_len)
+    best_ids[live, :ys.shape[1] - 1] = ys[which + first_row][live, 1:]
+    ids = best_ids[:, :int(best_len.max())]  # (B, t_out)
+    return (ids, best) if return_scores else ids
+
+
+@torch.no_grad()
+def sequence_scores(model, src, ids, bos_id: int, eos_id: int, length_penalty: float = 0.0):
+    """The score beam search ranks by, for given outputs: log P(y | x) / lp(|y|).
+
+    ids: (batch, t) outputs in the searches' convention (no <bos>; tokens after the first <eos>
+    are ignored). |y| counts the tokens up to and including the first <eos> (all of them when
+    there is none). Teacher forcing computes every token's probability in one decoder pass.
+    Returns (batch,) float scores.
+    """
+    if not isinstance(ids, torch.Tensor) or ids.ndim != 2 or ids.shape[0] != getattr(src, "shape", (None,))[0]:
+        raise ValueError(f"ids must be (batch, t) outputs for the {tuple(getattr(src, 'shape', ()))} source; "
+                         f"got shape {tuple(getattr(ids, 'shape', ()))}")
+    was_training = model.training
+    model.eval()
+    try:
+        src_mask = model.source_mask(src)
+        memory = model.encode(src, src_mask)
+        prefix = torch.cat([torch.full_like(ids[:, :1], bos_id), ids[:, :-1]], dim=1)  # (batch, t)
+        logp = model.decode(prefix, memory, src_mask).float().log_softmax(dim=-1)  # (batch, t, V)
+        token_logp = logp.gather(2, ids[..., None])[..., 0]  # (batch, t)
+    finally:
+        model.train(was_training)
+    is_eos = (ids == eos_id).long()
+    keep = (is_eos.cumsum(dim=1) - is_eos) == 0  # up to and including the first <eos>
+    total = torch.where(keep, token_logp, 0.0).sum(dim=1)  # (batch,) log P(y | x)
+    return total / gnmt_length_penalty(keep.sum(dim=1), float(length_penalty))
+

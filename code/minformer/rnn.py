@@ -112,6 +112,11 @@ class Seq2SeqGRU(nn.Module):
     Decoder step i (attention=False): s_i = GRU(y_{i-1}, s_{i-1}); the source reaches the decoder
     only through s_0, a single fixed-size vector.
     Output: logits_i = W_o tanh(W_p [s_i; c_i; y_{i-1}]) (c_i left out without attention).
+
+    Same interface as :class:`minformer.transformer.Transformer`, so one greedy or beam search
+    (:mod:`minformer.decode`) serves both: ``src_mask = source_mask(src)``, ``memory =
+    encode(src, src_mask)`` (here the tuple (H, s_0, mask)), ``decode(tgt, memory, src_mask)`` →
+    (batch, t, tgt_vocab) logits for the whole target prefix.
     """
 
     def __init__(
@@ -274,7 +279,39 @@ class Seq2SeqGRU(nn.Module):
                 f"src and tgt_in disagree on batch: src {tuple(src.shape)}, "
                 f"tgt_in {tuple(tgt_in.shape)}"
             )
-        H, s, mask = self.encode(src, src_mask)
+        memory = self.encode(src, src_mask)
+        return self._decode(tgt_in, memory, return_attention)
+
+    def decode(self, tgt, memory, src_mask=None, return_attention: bool = False):
+        """The decoder alone, on a whole target prefix: the interface of
+        :class:`minformer.transformer.Transformer`, so that :mod:`minformer.decode`'s searches
+        serve both models.
+
+        tgt: (batch, t) ids, [bos, y_1, …]; memory: what :meth:`encode` returned, (H, s_0, mask);
+        src_mask: the bool (batch, t_src) mask of :meth:`source_mask`, or None for memory's own.
+        Returns logits (batch, t, tgt_vocab) for every prefix position (and the attention weights
+        with return_attention=True). Recomputing the prefix costs O(t²) steps in a search; it is
+        what the Transformer does too, and the book's sentences are short.
+        """
+        self._ids(tgt, "tgt", self.tgt_vocab)
+        if not (isinstance(memory, tuple) and len(memory) == 3):
+            raise ValueError(f"memory must be the (H, s0, mask) that encode returned; got "
+                             f"{type(memory).__name__}")
+        H, s, mask = memory
+        if H.shape[0] != tgt.shape[0]:
+            raise ValueError(f"memory and tgt disagree on batch: H {tuple(H.shape)}, tgt {tuple(tgt.shape)}")
+        if src_mask is not None:
+            if not isinstance(src_mask, torch.Tensor) or src_mask.dtype != torch.bool or \
+                    tuple(src_mask.shape) != tuple(mask.shape):
+                raise ValueError(f"src_mask must be the bool (batch, t_src) = {tuple(mask.shape)} mask of "
+                                 f"source_mask; got {getattr(src_mask, 'dtype', type(src_mask).__name__)} "
+                                 f"{tuple(getattr(src_mask, 'shape', ()))}")
+            memory = (H, s, src_mask)
+        return self._decode(tgt, memory, return_attention)
+
+    def _decode(self, tgt_in, memory, return_attention: bool = False):
+        """decode without the checks (forward and decode share it)."""
+        H, s, mask = memory
         E = self.drop(self.tgt_emb(tgt_in))  # (batch, t_tgt, d_emb)
         if not self.attention:
             S, _ = self.decoder(E, s)  # (batch, t_tgt, d_h): no loop needed without attention

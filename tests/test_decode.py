@@ -1,0 +1,306 @@
+"""minformer.decode for encoder-decoders: greedy and beam search through source_mask/encode/decode,
+on Transformer and Seq2SeqGRU alike — beam 1 is greedy, a wide beam finds the best sequence,
+<eos> ends a sentence, the length penalty, a learned task decoded exactly, and bad input."""
+
+import itertools
+import math
+
+import pytest
+import torch
+
+from minformer.decode import beam_search, gnmt_length_penalty, greedy_search, sequence_scores
+from minformer.rnn import Seq2SeqGRU
+from minformer.train import sequence_loss, train
+from minformer.transformer import Transformer, TransformerConfig
+
+PAD, BOS, EOS = 0, 1, 2
+V = 15
+
+
+def transformer(seed=0, vocab=V, **kw):
+    torch.manual_seed(seed)
+    cfg = dict(vocab_size=vocab, d_model=16, n_heads=2, d_ff=32, n_layers=2, dropout=0.0, max_len=32)
+    return Transformer(TransformerConfig(**{**cfg, **kw}))
+
+
+def gru(seed=0, attention=True, vocab=V):
+    torch.manual_seed(seed)
+    return Seq2SeqGRU(vocab, vocab, d_emb=8, d_hidden=16, attention=attention)
+
+
+MODELS = {"transformer": transformer, "gru": gru, "gru-no-attention": lambda seed=0: gru(seed, attention=False)}
+
+
+def sources(seed=0, batch=6, t=6, vocab=V):
+    """Random source ids ≥ 3, rows right-padded to different lengths."""
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(3, vocab, (batch, t), generator=g)
+    for b in range(batch):
+        src[b, t - b % 3:] = PAD
+    return src
+
+
+# ----------------------------------------------------------------------------- greedy = beam 1
+
+@pytest.mark.parametrize("kind", MODELS)
+def test_beam_of_one_equals_greedy(kind):
+    for seed in range(4):
+        model, src = MODELS[kind](seed), sources(seed)
+        greedy = greedy_search(model, src, 10, BOS, EOS)
+        for alpha in (0.0, 0.6):
+            assert torch.equal(beam_search(model, src, 1, 10, BOS, EOS, length_penalty=alpha), greedy)
+
+
+@pytest.mark.parametrize("attention", [True, False])
+def test_greedy_search_equals_the_grus_own_greedy_decode(attention):
+    model, src = gru(3, attention), sources(3)
+    assert torch.equal(greedy_search(model, src, 9, BOS, EOS), model.greedy_decode(src, None, BOS, EOS, max_len=9))
+
+
+def test_greedy_search_equals_token_by_token_argmax_of_each_sentence_alone():
+    model, src = transformer(1), sources(1)
+    out = greedy_search(model, src, 8, BOS, EOS)
+    for b in range(src.shape[0]):
+        n = int((src[b] != PAD).sum())
+        alone = greedy_search(model, src[b:b + 1, :n], 8, BOS, EOS)[0]  # no padding, batch of one
+        assert torch.equal(out[b, :len(alone)], alone) and (out[b, len(alone):] == PAD).all()
+
+
+# ----------------------------------------------------------------------------- beam search finds better sequences
+
+@pytest.mark.parametrize("kind", MODELS)
+def test_returned_scores_are_the_length_penalized_log_probabilities(kind):
+    model, src = MODELS[kind](2), sources(2)
+    for alpha in (0.0, 1.0):
+        ids, scores = beam_search(model, src, 4, 10, BOS, EOS, length_penalty=alpha, return_scores=True)
+        assert torch.allclose(scores, sequence_scores(model, src, ids, BOS, EOS, alpha), atol=1e-4)
+
+
+def brute_force_best(model, src, max_len, alpha):
+    """The best score over every output of at most max_len tokens (ending at <eos> or at max_len)."""
+    vocab = model.config.vocab_size
+    outputs = []
+    for n in range(1, max_len + 1):
+        for body in itertools.product(range(vocab), repeat=n - 1):
+            if EOS in body:
+                continue
+            outputs += [list(body) + [tok] + [PAD] * (max_len - n) for tok in range(vocab)
+                        if tok == EOS or n == max_len]
+    ids = torch.tensor(outputs)  # (candidates, max_len)
+    best = []
+    for b in range(src.shape[0]):
+        rows = src[b:b + 1].expand(len(ids), -1)
+        best.append(sequence_scores(model, rows, ids, BOS, EOS, alpha).max())
+    return torch.stack(best)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_a_beam_as_wide_as_every_prefix_finds_the_best_sequence(alpha):
+    """With k ≥ vocab^(max_len-1) no prefix is ever pruned: beam search is exhaustive, so it must
+    match brute force, and so score at least as well as greedy."""
+    vocab, max_len = 5, 3
+    model, src = transformer(4, vocab=vocab), sources(4, batch=3, vocab=vocab)
+    ids, scores = beam_search(model, src, vocab ** (max_len - 1), max_len, BOS, EOS, length_penalty=alpha,
+                              return_scores=True)
+    assert torch.allclose(scores, brute_force_best(model, src, max_len, alpha), atol=1e-5)
+    greedy = sequence_scores(model, src, greedy_search(model, src, max_len, BOS, EOS), BOS, EOS, alpha)
+    assert (scores >= greedy - 1e-5).all()
+
+
+@pytest.mark.parametrize("kind", MODELS)
+def test_beam_search_scores_at_least_as_well_as_greedy_almost_always(kind):
+    """Beam search is not guaranteed to beat greedy (the greedy prefix can fall out of the beam and
+    the survivors end badly), but on random models it almost always does, and on average."""
+    worse = total = 0
+    gain = 0.0
+    for seed in range(5):
+        model, src = MODELS[kind](seed), sources(seed, batch=8)
+        for alpha in (0.0, 0.6):
+            _, beam = beam_search(model, src, 4, 10, BOS, EOS, length_penalty=alpha, return_scores=True)
+            greedy = sequence_scores(model, src, greedy_search(model, src, 10, BOS, EOS), BOS, EOS, alpha)
+            worse += int((beam < greedy - 1e-5).sum())
+            total += len(beam)
+            gain += float((beam - greedy).sum())
+    assert worse <= total // 20, f"beam worse than greedy on {worse} of {total} sentences"
+    assert gain > 0
+
+
+class Scripted(torch.nn.Module):
+    """A fake encoder-decoder whose next-token log-probabilities are a fixed table of the prefix:
+    table[tuple(prefix after <bos>)] = {token: probability}; anything else → uniform over tokens 3, 4."""
+
+    vocab = 6
+
+    def __init__(self, table, pad_id=PAD):
+        super().__init__()
+        self.table, self.pad_id, self.calls = table, pad_id, 0
+
+    def source_mask(self, src):
+        return src != self.pad_id
+
+    def encode(self, src, src_mask):
+        return src.float()
+
+    def decode(self, tgt, memory, src_mask):
+        self.calls += 1
+        logits = torch.full((tgt.shape[0], tgt.shape[1], self.vocab), -1e9)
+        for b in range(tgt.shape[0]):
+            probs = self.table.get(tuple(tgt[b, 1:].tolist()), {3: 0.5, 4: 0.5})
+            for tok, p in probs.items():
+                logits[b, -1, tok] = math.log(p)
+        return logits
+
+
+def test_beam_search_finds_what_greedy_misses_and_the_length_penalty_changes_the_winner():
+    # greedy takes 3 (0.6) and ends "3 eos" with P = 0.6 · 0.5 = 0.30; "eos" alone has P = 0.4
+    table = {(): {3: 0.6, EOS: 0.4}, (3,): {EOS: 0.5, 4: 0.5}, (3, 4): {EOS: 0.5, 3: 0.5}}
+    model, src = Scripted(table), torch.tensor([[5, 5]])
+    assert greedy_search(model, src, 5, BOS, EOS).tolist() == [[3, EOS]]
+    ids, score = beam_search(model, src, 2, 5, BOS, EOS, return_scores=True)
+    assert ids.tolist() == [[EOS]] and score.item() == pytest.approx(math.log(0.4), abs=1e-6)
+    # α = 2 divides log 0.3 by ((5 + 2) / 6)² = 1.36 (−0.885), above log 0.4 (−0.916): the longer one wins
+    ids, score = beam_search(model, src, 2, 5, BOS, EOS, length_penalty=2.0, return_scores=True)
+    assert ids.tolist() == [[3, EOS]]
+    assert score.item() == pytest.approx(math.log(0.3) / gnmt_length_penalty(2, 2.0), abs=1e-6)
+
+
+# ----------------------------------------------------------------------------- <eos>
+
+def counting_table(ends):
+    """Sentence b (its source's first id) emits 3 3 3 … and <eos> after ends[b] tokens; after <eos>
+    the table would prefer 5, which a finished sentence must never get."""
+    table = {}
+    for n in set(ends):
+        for t in range(n):
+            table[(3,) * t] = {3: 0.9, EOS: 0.1} if t < n - 1 else {EOS: 0.9, 3: 0.1}
+        table[(3,) * (n - 1) + (EOS,)] = {5: 1.0}
+    return table
+
+
+@pytest.mark.parametrize("search", ["greedy", "beam"])
+def test_each_sentence_stops_at_its_eos_and_is_padded_after_it(search):
+    # one source id picks the length; sentences are decoded alone so the table can depend on them
+    for n in (1, 3, 4):
+        model = Scripted(counting_table([n]))
+        src = torch.tensor([[7, PAD]])
+        out = (greedy_search(model, src, 10, BOS, EOS) if search == "greedy"
+               else beam_search(model, src, 3, 10, BOS, EOS, length_penalty=0.6))
+        assert out.tolist() == [[3] * (n - 1) + [EOS]], n
+    # a batch whose sentences end at different steps: rows end at <eos>, then pad; the search stops
+    # once all have ended (every table entry of the longer one says so)
+    table = {(): {3: 0.9, EOS: 0.1}, (3,): {3: 0.9, EOS: 0.1}, (3, 3): {EOS: 1.0}, (3, 3, EOS): {5: 1.0},
+             (EOS,): {5: 1.0}, (3, 3, EOS, 5): {5: 1.0}}
+
+    class Two(Scripted):  # row 0 ends at once, row 1 after "3 3"
+        def decode(self, tgt, memory, src_mask):
+            logits = super().decode(tgt, memory, src_mask)
+            first = memory[:, 0] == 8  # rows whose source asks to stop at once
+            if tgt.shape[1] == 1:
+                logits[first, -1] = -1e9
+                logits[first, -1, EOS] = 0.0
+            return logits
+
+    model = Two(table)
+    src = torch.tensor([[8, 3], [7, 3]])
+    out = (greedy_search(model, src, 10, BOS, EOS) if search == "greedy"
+           else beam_search(model, src, 2, 10, BOS, EOS))
+    assert out.tolist() == [[EOS, PAD, PAD], [3, 3, EOS]]
+    assert model.calls <= 3 + (search == "beam") * 3, "the search went on after every sentence ended"
+
+
+def test_a_sentence_without_eos_stops_at_max_len():
+    model = Scripted({})  # never <eos>
+    src = torch.tensor([[5]])
+    assert greedy_search(model, src, 4, BOS, EOS).shape == (1, 4)
+    ids = beam_search(model, src, 3, 4, BOS, EOS)
+    assert ids.shape == (1, 4) and EOS not in ids.tolist()[0]
+
+
+@pytest.mark.parametrize("kind", MODELS)
+def test_searches_restore_the_training_mode_and_keep_finished_rows_padded(kind):
+    model, src = MODELS[kind](5), sources(5)
+    model.train()
+    for out in (greedy_search(model, src, 12, BOS, EOS), beam_search(model, src, 3, 12, BOS, EOS)):
+        assert model.training
+        for row in out.tolist():
+            if EOS in row:
+                assert all(tok == PAD for tok in row[row.index(EOS) + 1:])
+
+
+def test_length_penalty_formula():
+    assert gnmt_length_penalty(1, 0.0) == 1.0
+    assert gnmt_length_penalty(1, 1.0) == 1.0  # (5 + 1) / 6
+    assert gnmt_length_penalty(7, 0.5) == pytest.approx(math.sqrt(2))
+    assert torch.allclose(gnmt_length_penalty(torch.tensor([1.0, 13.0]), 1.0), torch.tensor([1.0, 3.0]))
+
+
+# ----------------------------------------------------------------------------- a learned task
+
+def reverse_batch(size, gen, t=5, vocab=11):
+    """src: 2..t random symbols, right-padded; tgt: them reversed, then <eos>, then padding."""
+    n = torch.randint(2, t + 1, (size,), generator=gen)
+    src = torch.randint(3, vocab, (size, t), generator=gen).masked_fill(torch.arange(t) >= n[:, None], PAD)
+    out = torch.full((size, t + 1), PAD)
+    for b, k in enumerate(n.tolist()):
+        out[b, :k] = src[b, :k].flip(0)
+        out[b, k] = EOS
+    tgt_in = torch.cat([torch.full((size, 1), BOS), out[:, :-1].masked_fill(out[:, :-1] == EOS, PAD)], 1)
+    return src, tgt_in, out
+
+
+def test_a_small_transformer_trained_to_reverse_is_decoded_exactly_by_both_searches():
+    """Variable lengths, so each sentence ends at its own step. About 3 s of training on one thread."""
+    torch.manual_seed(0)
+    model = Transformer(TransformerConfig(vocab_size=11, d_model=32, n_heads=2, d_ff=64, n_layers=2,
+                                          dropout=0.0, max_len=16))
+    gen = torch.Generator().manual_seed(0)
+    data = (reverse_batch(48, gen) for _ in iter(int, 1))
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    train(model, data, lambda m, b: sequence_loss(m(b[0], b[1]), b[2]), opt, steps=400, warmup=50,
+          progress=False)
+    src, _, want = reverse_batch(200, torch.Generator().manual_seed(99))
+    assert torch.equal(greedy_search(model, src, 8, BOS, EOS), want)
+    assert torch.equal(beam_search(model, src, 3, 8, BOS, EOS, length_penalty=0.6), want)
+
+
+# ----------------------------------------------------------------------------- bad input
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda m, s: greedy_search(torch.nn.Linear(2, 2), s, 5, BOS, EOS), TypeError, "Linear has no source_mask"),
+    (lambda m, s: greedy_search(m, s[0], 5, BOS, EOS), ValueError, r"src must be a \(batch ≥ 1, t\) tensor"),
+    (lambda m, s: greedy_search(m, s[:0], 5, BOS, EOS), ValueError, r"src must be a \(batch ≥ 1, t\)"),
+    (lambda m, s: greedy_search(m, s.tolist(), 5, BOS, EOS), ValueError, "got list"),
+    (lambda m, s: greedy_search(m, s, 0, BOS, EOS), ValueError, "max_len must be an int ≥ 1; got 0"),
+    (lambda m, s: greedy_search(m, s, True, BOS, EOS), ValueError, "max_len must be an int ≥ 1; got True"),
+    (lambda m, s: greedy_search(m, s, 40, BOS, EOS), ValueError, r"max_len=40 .* \(config.max_len=32\)"),
+    (lambda m, s: greedy_search(m, s, 5, "<bos>", EOS), ValueError, "bos_id must be a token id .* got '<bos>'"),
+    (lambda m, s: greedy_search(m, s, 5, BOS, -1), ValueError, "eos_id must be a token id .* got -1"),
+    (lambda m, s: beam_search(m, s, 0, 5, BOS, EOS), ValueError, "beam_size must be an int ≥ 1; got 0"),
+    (lambda m, s: beam_search(m, s, 2.0, 5, BOS, EOS), ValueError, "beam_size must be an int ≥ 1; got 2.0"),
+    (lambda m, s: beam_search(m, s, 2, 5, BOS, EOS, length_penalty=-0.5), ValueError,
+     r"length_penalty \(alpha\) must be a number ≥ 0; got -0.5"),
+    (lambda m, s: sequence_scores(m, s, torch.zeros(2, 3, dtype=torch.long), BOS, EOS), ValueError,
+     r"ids must be \(batch, t\) outputs for the \(6, 6\) source"),
+])
+def test_bad_input_is_refused_with_a_message_naming_it(call, error, match):
+    with pytest.raises(error, match=match):
+        call(transformer(), sources())
+
+
+def test_a_model_without_a_pad_id_needs_one_given():
+    class NoPad(Scripted):
+        def __init__(self):
+            super().__init__({})
+            del self.pad_id
+
+        def source_mask(self, src):
+            return src != 0
+
+    with pytest.raises(ValueError, match="NoPad names no pad_id: pass pad_id="):
+        greedy_search(NoPad(), torch.tensor([[5]]), 3, BOS, EOS)
+    assert greedy_search(NoPad(), torch.tensor([[5]]), 3, BOS, EOS, pad_id=0).shape == (1, 3)
+
+
+def test_ids_outside_the_vocabulary_are_refused_by_the_model():
+    with pytest.raises(ValueError, match="bos_id|outside the vocabulary|ids must lie"):
+        greedy_search(gru(), sources(), 5, 99, EOS)
