@@ -219,8 +219,10 @@ def test_bad_input_is_refused_with_a_message_naming_it(hyps, refs, error, match)
 def test_bad_bootstrap_arguments():
     with pytest.raises(ValueError, match="smooth must be 'exp' or 'none'; got 'add-k'"):
         corpus_bleu(["a"], ["a"], smooth="add-k")
-    with pytest.raises(ValueError, match="positive int; got 0"):
+    with pytest.raises(ValueError, match=r"n \(the number of resamples\) must be a positive int; got 0"):
         bootstrap_interval(["a"], ["a"], n=0)
+    with pytest.raises(TypeError, match=r"n \(the number of resamples\) must be an int; got 100.0"):
+        bootstrap_interval(["a"], ["a"], n=100.0)
     with pytest.raises(ValueError, match=r"confidence must lie in \(0, 1\); got 95"):
         bootstrap_interval(["a"], ["a"], confidence=95)
     with pytest.raises(ValueError, match="system A has 2 hypotheses but system B has 1"):

@@ -15,6 +15,8 @@ For encoder-decoders (translation, chapter 13), through ``source_mask``/``encode
 
 import torch
 
+from . import validate
+
 
 def sample_next(logits, temperature: float = 1.0, top_k: int | None = None,
                 greedy: bool = False, generator: torch.Generator | None = None):
@@ -95,15 +97,13 @@ def gnmt_length_penalty(length, alpha: float):
 
 
 def _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, alpha=0.0):
+    """TypeError for a wrong type, ValueError for a wrong value (:mod:`minformer.validate`)."""
     for name in ("source_mask", "encode", "decode"):
         if not callable(getattr(model, name, None)):
             raise TypeError(f"model must have source_mask, encode and decode methods (an encoder-decoder "
                             f"such as Transformer or Seq2SeqGRU); {type(model).__name__} has no {name}")
-    if not isinstance(src, torch.Tensor) or src.ndim != 2 or src.shape[0] == 0:
-        raise ValueError(f"src must be a (batch ≥ 1, t) tensor of token ids; got "
-                         f"{type(src).__name__} of shape {tuple(getattr(src, 'shape', ()))}")
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len must be an int ≥ 1; got {max_len!r}")
+    _src_ids(src, "src")
+    validate.positive_int(max_len, "max_len")
     limit = getattr(getattr(model, "config", None), "max_len", None)
     if limit is not None and max_len > limit:
         raise ValueError(f"max_len={max_len} is longer than the model's positions cover "
@@ -113,11 +113,17 @@ def _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, alpha=0.0):
         if pad_id is None:
             raise ValueError(f"{type(model).__name__} names no pad_id: pass pad_id=")
     for name, tok in (("bos_id", bos_id), ("eos_id", eos_id), ("pad_id", pad_id)):
-        if isinstance(tok, bool) or not isinstance(tok, int) or tok < 0:
-            raise ValueError(f"{name} must be a token id (int ≥ 0); got {tok!r}")
-    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not alpha >= 0:
-        raise ValueError(f"length_penalty (alpha) must be a number ≥ 0; got {alpha!r}")
-    return pad_id
+        validate.integer(tok, name, minimum=0)
+    validate.number(alpha, "length_penalty", low=0.0)
+    return int(pad_id)
+
+
+def _src_ids(x, name):
+    validate.tensor(x, name, ndim=2)
+    if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer token ids; got dtype {x.dtype}")
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {tuple(x.shape)}")
 
 
 @torch.no_grad()
@@ -174,8 +180,7 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
     :func:`sequence_scores` computes them.
     """
     pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, length_penalty)
-    if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
-        raise ValueError(f"beam_size must be an int ≥ 1; got {beam_size!r}")
+    validate.positive_int(beam_size, "beam_size")
     alpha = float(length_penalty)
     B, k, dev = src.shape[0], beam_size, src.device
     first_row = torch.arange(B, device=dev) * k  # sentence b's beams are rows b·k … b·k + k - 1
@@ -243,9 +248,12 @@ def sequence_scores(model, src, ids, bos_id: int, eos_id: int, length_penalty: f
     there is none). Teacher forcing computes every token's probability in one decoder pass.
     Returns (batch,) float scores.
     """
-    if not isinstance(ids, torch.Tensor) or ids.ndim != 2 or ids.shape[0] != getattr(src, "shape", (None,))[0]:
-        raise ValueError(f"ids must be (batch, t) outputs for the {tuple(getattr(src, 'shape', ()))} source; "
-                         f"got shape {tuple(getattr(ids, 'shape', ()))}")
+    _src_ids(src, "src")
+    _src_ids(ids, "ids")
+    if ids.shape[0] != src.shape[0]:
+        raise ValueError(f"ids must be (batch, t) outputs for the {tuple(src.shape)} source; "
+                         f"got shape {tuple(ids.shape)}")
+    length_penalty = validate.number(length_penalty, "length_penalty", low=0.0)
     was_training = model.training
     model.eval()
     try:

@@ -30,6 +30,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import validate
+
 MAX_ORDER = 4  # n-grams of 1 to 4 words
 
 # ----------------------------------------------------------------------------- tokenization
@@ -229,11 +231,9 @@ class Interval(NamedTuple):
 
 def _resamples(n_sentences: int, n: int, seed):
     """n draws of n_sentences sentence indices, with replacement (one generator, seeded)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n (number of resamples) must be a positive int; got {n!r}")
+    validate.positive_int(n, "n (the number of resamples)")  # checked now, not at the first draw
     rng = np.random.default_rng(seed)
-    for _ in range(n):
-        yield rng.integers(0, n_sentences, size=n_sentences)
+    return (rng.integers(0, n_sentences, size=n_sentences) for _ in range(n))
 
 
 def bootstrap_interval(hypotheses: Sequence[str], references: Sequence, n: int = 1000, seed=0,
@@ -244,8 +244,7 @@ def bootstrap_interval(hypotheses: Sequence[str], references: Sequence, n: int =
     keep the middle ``confidence`` of the scores: for 95%, the 2.5th and 97.5th percentiles. The
     interval narrows roughly as 1/√sentences.
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1); got {confidence!r}")
+    validate.number(confidence, "confidence", low=0.0, high=1.0, low_open=True, high_open=True)
     stats = corpus_stats(hypotheses, references)
     scores = [bleu_from_stats(stats[idx].sum(axis=0)).score for idx in _resamples(len(stats), n, seed)]
     tail = 100 * (1 - confidence) / 2
