@@ -144,10 +144,10 @@ class Scripted(torch.nn.Module):
     def decode(self, tgt, memory, src_mask):
         self.calls += 1
         logits = torch.full((tgt.shape[0], tgt.shape[1], self.vocab), -1e9)
-        for b in range(tgt.shape[0]):
-            probs = self.table.get(tuple(tgt[b, 1:].tolist()), {3: 0.5, 4: 0.5})
+        for b, i in itertools.product(range(tgt.shape[0]), range(tgt.shape[1])):
+            probs = self.table.get(tuple(tgt[b, 1:i + 1].tolist()), {3: 0.5, 4: 0.5})
             for tok, p in probs.items():
-                logits[b, -1, tok] = math.log(p)
+                logits[b, i, tok] = math.log(p)
         return logits
 
 
@@ -162,6 +162,18 @@ def test_beam_search_finds_what_greedy_misses_and_the_length_penalty_changes_the
     ids, score = beam_search(model, src, 2, 5, BOS, EOS, length_penalty=2.0, return_scores=True)
     assert ids.tolist() == [[3, EOS]]
     assert score.item() == pytest.approx(math.log(0.3) / gnmt_length_penalty(2, 2.0), abs=1e-6)
+
+
+def test_a_finished_output_pushed_out_of_the_beam_is_still_returned():
+    """"<eos>" alone (P 0.2) is finished at step 1; at step 2 "3 4" and "3 5" (P 0.4 each) fill the
+    beam of 2 and push it out; then every continuation costs log 0.2 and they end below it."""
+    spread = {t: 0.2 for t in (0, 1, 3, 4, 5)}
+    table = {(): {3: 0.8, EOS: 0.2}, (3,): {4: 0.5, 5: 0.5}, (3, 4): spread, (3, 5): spread}
+    model, src = Scripted(table), torch.tensor([[5]])
+    ids, score = beam_search(model, src, 2, 3, BOS, EOS, return_scores=True)
+    assert ids.tolist() == [[EOS]] and score.item() == pytest.approx(math.log(0.2), abs=1e-6)
+    greedy = greedy_search(model, src, 3, BOS, EOS)
+    assert sequence_scores(model, src, greedy, BOS, EOS).item() == pytest.approx(math.log(0.8 * 0.5 * 0.2))
 
 
 # ----------------------------------------------------------------------------- <eos>
@@ -205,7 +217,7 @@ def test_each_sentence_stops_at_its_eos_and_is_padded_after_it(search):
     out = (greedy_search(model, src, 10, BOS, EOS) if search == "greedy"
            else beam_search(model, src, 2, 10, BOS, EOS))
     assert out.tolist() == [[EOS, PAD, PAD], [3, 3, EOS]]
-    assert model.calls <= 3 + (search == "beam") * 3, "the search went on after every sentence ended"
+    assert model.calls == 3, "the search went on after every sentence ended"
 
 
 def test_a_sentence_without_eos_stops_at_max_len():
