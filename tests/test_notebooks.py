@@ -4,7 +4,11 @@ Reads JSON only (fast); nbval itself re-executes every cell in `make test`.
 """
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jupytext
@@ -108,9 +112,20 @@ def test_exercises_follow_the_pattern(path):
     assert starts, f"{path.name}: no code exercise (gated solution)"
     for i in starts:
         stub, solution, end, check = cells[i - 1], cells[i + 1], cells[i + 2], cells[i + 3]
-        assert stub["cell_type"] == "code" and "raises-exception" in tags(stub)
-        assert "NotImplementedError" in source(stub)
+        # The reader's cell defines the stub and runs the checker on it: an unfilled stub prints
+        # one "not written yet" line instead of raising, so "Run all" reaches the end (Colab
+        # ignores raises-exception tags).
+        assert stub["cell_type"] == "code" and "NotImplementedError" in source(stub)
+        assert "raises-exception" not in tags(stub), (
+            f"{path.name}: the stub before cell {i} must not raise; let its checker report it")
+        assert re.search(r"^check_\w+\(", source(stub), re.M), (
+            f"{path.name}: the stub cell before cell {i} must run a checker on the reader's code")
+        assert any("not written yet" in output_text(o) for o in stub["outputs"]), (
+            f"{path.name}: the stub cell before cell {i} does not show the 'not written yet' line")
+        # The solution runs (CI tests it) but its code is collapsed in JupyterLab.
         assert solution["cell_type"] == "code" and "{solution-end}" in source(end)
+        assert solution.get("metadata", {}).get("jupyter", {}).get("source_hidden") is True, (
+            f"{path.name}: the solution after cell {i} must be collapsed (jupyter.source_hidden)")
         assert check["cell_type"] == "code" and "check_" in source(check), (
             f"{path.name}: the cell after a solution must call a minformer.checks checker")
         assert any("✓" in output_text(o) for o in check["outputs"]), (
@@ -134,6 +149,18 @@ def test_plots_end_with_show(path):
         src = source(cell)
         if "plt." in src and ("plt.subplots" in src or "plt.figure" in src):
             assert "plt.show()" in src, f"{path.name} code cell {i} draws but never calls plt.show()"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_figures_have_alt_text(path):
+    """A figure's alt text (cell metadata mystnb.image.alt) says what it shows; without it the
+    page falls back to the image's file name."""
+    for i, cell in enumerate(code_cells(load(path))):
+        if any("image/png" in o.get("data", {}) for o in cell["outputs"]):
+            alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "")
+            assert len(alt) >= 40 and "/" not in alt.split()[0], (
+                f"{path.name} code cell {i} draws a figure without real alt text "
+                "(add mystnb: image: alt: ... to the cell in its twin)")
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
@@ -168,3 +195,81 @@ def test_notebook_agrees_with_its_text_twin(path):
         f"{path.name} has {len(stored)} cells, its twin {len(written)}: {hint}")
     for i, (a, b) in enumerate(zip(stored, written)):
         assert a == b, f"{path.name} cell {i} differs from its twin ({a[0]}: {a[1][:60]!r}): {hint}"
+
+
+# The Colab path of the setup cell, run outside Colab: a fake `google.colab` module makes the
+# cell take it, the repository is cloned from a local file URL instead of GitHub, and pip is
+# stubbed (it would otherwise re-point this environment's editable install at the clone). Run in
+# IPython, as a notebook kernel would, so that the cell's `%config` line works.
+_COLAB_HARNESS = r"""
+import json, subprocess, sys, types
+google = types.ModuleType("google")
+google.colab = types.ModuleType("google.colab")
+sys.modules["google"], sys.modules["google.colab"] = google, google.colab
+_run, pip_calls = subprocess.run, []
+def run(cmd, *args, **kwargs):
+    if list(cmd[:3]) == [sys.executable, "-m", "pip"]:
+        pip_calls.append(list(cmd))
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+    return _run(cmd, *args, **kwargs)
+subprocess.run = run
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+result = shell.run_cell(open(sys.argv[1], encoding="utf-8").read())
+if result.error_in_exec is not None or result.error_before_exec is not None:
+    sys.exit(3)
+import minformer
+print(json.dumps({"package": minformer.__file__, "data": str(minformer.DATA_DIR),
+                  "pip": pip_calls}))
+"""
+
+
+def _colab_setup_cell(tmp_path, url):
+    setup = source(code_cells(load(CHAPTERS[0]))[0])
+    cell = tmp_path / "setup_cell.py"
+    cell.write_text(setup.replace(f'REPO_URL = "{repository_url()}"', f'REPO_URL = "{url}"'))
+    harness = tmp_path / "harness.py"
+    harness.write_text(_COLAB_HARNESS)
+    env = {k: v for k, v in os.environ.items() if k not in ("MINFORMER_DATA", "PYTHONPATH")}
+    env["MPLBACKEND"] = "Agg"
+    return subprocess.run([sys.executable, str(harness), str(cell)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(),
+                    reason="needs git and a git checkout")
+def test_setup_cell_on_colab_clones_the_repository_and_finds_package_and_data(tmp_path):
+    run = _colab_setup_cell(tmp_path, (REPO).as_uri())
+    assert run.returncode == 0, f"the setup cell failed on the Colab path:\n{run.stdout}\n{run.stderr}"
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    clone = (tmp_path / "book").resolve()
+    assert Path(found["package"]).resolve().is_relative_to(clone / "code"), found
+    data = Path(found["data"]).resolve()
+    assert data == clone / "data", found
+    assert (data / "translation" / "train.tsv").is_file() and (data / "wikitext-2").is_dir()
+    assert found["pip"] and found["pip"][0][-2:] == ["-e", "book"], found["pip"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_setup_cell_on_colab_explains_a_failed_clone(tmp_path):
+    run = _colab_setup_cell(tmp_path, (tmp_path / "no-such-repository").as_uri())
+    assert run.returncode != 0
+    shown = run.stdout + run.stderr
+    assert "Could not download the book's code" in shown and "run this cell again" in shown, shown
+    assert "CalledProcessError" not in shown
+
+
+def test_binder_gets_a_readers_environment_with_the_authors_pins():
+    """Binder reads .binder/ first: CPU PyTorch and the chapters' libraries, no authoring tools,
+    every version the one the book was run with (requirements.txt)."""
+    def pins(path):
+        lines = [ln.split("#")[0].strip() for ln in path.read_text().splitlines()]
+        return dict(ln.split("==") for ln in lines if "==" in ln)
+
+    binder, authors = pins(REPO / ".binder" / "requirements.txt"), pins(REPO / "requirements.txt")
+    assert binder.pop("torch") == authors["torch"] + "+cpu", "Binder must get the CPU build"
+    for name, version in binder.items():
+        assert authors.get(name) == version, f"{name}=={version} in .binder, {authors.get(name)} in requirements.txt"
+    for tool in ("jupyter-book", "pytest", "ruff", "nbval"):
+        assert tool not in binder, f"{tool} is an authoring tool; readers on Binder do not need it"
+    assert "pip install --no-deps -e ." in (REPO / ".binder" / "postBuild").read_text()
