@@ -152,6 +152,13 @@ def test_several_references_per_sentence(test_split):
     assert corpus_bleu(["the the"], [["the cat", "the dog"]]).matches[0] == 1
 
 
+def test_sacrebleu_streams_transposed_give_the_same_score(test_split):
+    hyps, refs = test_split
+    streams = [refs[:100], [corrupt(r, random.Random(i), 0.5) for i, r in enumerate(refs[:100])]]
+    assert corpus_bleu(hyps[:100], list(zip(*streams))).score == pytest.approx(
+        sacrebleu.corpus_bleu(hyps[:100], streams).score, abs=TOL)
+
+
 def test_clipping_stops_repeated_words_from_scoring():
     s = corpus_bleu(["the the the the the the the"], ["the cat is on the mat"])
     assert s.matches[0] == 2 and s.totals[0] == 7  # Papineni et al.'s example: p_1 = 2/7
@@ -202,6 +209,7 @@ def test_paired_bootstrap_prefers_the_clearly_better_system(test_split):
 
 @pytest.mark.parametrize("hyps, refs, error, match", [
     (["a"], ["a", "b"], ValueError, "1 hypotheses but 2 references"),
+    (["a", "b"], [["a", "b"]], ValueError, r"look like sacrebleu's reference streams.*list\(zip\(\*streams\)\)"),
     ([], [], ValueError, "corpus is empty"),
     ("a b c", ["a b c"], TypeError, "hypotheses must be a list of strings"),
     (["a"], "a", TypeError, "references must be a list of strings"),

@@ -85,8 +85,13 @@ def _check_corpus(hypotheses, references) -> list[list[str]]:
             raise TypeError(f"{name} must be a list of strings (one per sentence); got "
                             f"{type(value).__name__} {_preview(value)}")
     if len(hypotheses) != len(references):
+        hint = ""
+        if references and all(not isinstance(r, str) and len(r) == len(hypotheses) for r in references):
+            hint = (" (these look like sacrebleu's reference streams, [[ref of every sentence], ...]: "
+                    "here references[i] is the reference, or list of references, of hypotheses[i]: "
+                    "pass list(zip(*streams)))")
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references: "
-                         f"each hypothesis needs its reference(s)")
+                         f"each hypothesis needs its reference(s){hint}")
     if len(hypotheses) == 0:
         raise ValueError("the corpus is empty: BLEU needs at least one hypothesis")
     for i, hyp in enumerate(hypotheses):
