@@ -288,14 +288,21 @@ def analogy_reference(E, words, a, b, c, *, exclude=True, score="cosine", direct
 
 
 def _random_analogy(rng, seed):
-    """A random vocabulary with a planted analogy: b - a + c lands near d."""
+    """A random vocabulary with a planted analogy: b − a + c lands near d, but nearer still to
+    c (b is close to a), so that only an answer that excludes the query words finds d."""
     n, dim = int(rng.integers(8, 16)), int(rng.integers(5, 12))
-    E = rng.normal(size=(n, dim))
-    ia, ib, ic, idd = rng.permutation(n)[:4]
-    E[idd] = E[ib] - E[ia] + E[ic] + 0.3 * rng.normal(size=dim)
-    words = [f"w{int(i)}" for i in rng.permutation(100)[:n]]
-    E = torch.tensor(E, dtype=torch.float32)
-    a, b, c = words[ia], words[ib], words[ic]
+    for _ in range(100):
+        E = rng.normal(size=(n, dim))
+        ia, ib, ic, idd = (int(i) for i in rng.permutation(n)[:4])
+        E[ib] = E[ia] + 0.3 * rng.normal(size=dim)  # b close to a: the target is near c
+        E[idd] = E[ib] - E[ia] + E[ic] + 0.5 * rng.normal(size=dim)
+        words = [f"w{int(i)}" for i in rng.permutation(100)[:n]]
+        a, b, c = words[ia], words[ib], words[ic]
+        T = torch.tensor(E, dtype=torch.float32)
+        if (analogy_reference(T, words, a, b, c) == words[idd]
+                and analogy_reference(T, words, a, b, c, exclude=False) in (a, b, c)):
+            break
+    E = T
     return (random_name(seed, f"{a} : {b} :: {c} : ? over {n} random words"), E, words, a, b,
             c)
 
