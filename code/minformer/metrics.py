@@ -5,10 +5,11 @@ BLEU (Papineni et al., 2002) compares a system's translations (*hypotheses*) wit
 
     p_n  = Σ_sentences Σ_g min(count_hyp(g), max_r count_ref_r(g))  /  Σ_sentences #n-grams of hyp
            (clipped, or "modified", precision: a hypothesis gets credit for an n-gram at most as
-           often as some reference contains it, so "the the the the" cannot score)
+           often as some reference contains it, so repeating "the the the" earns nothing extra)
     BP   = 1 if c > r else exp(1 - r / c)
-           (brevity penalty: c = total hypothesis length, r = total length of the reference
-           closest in length to each hypothesis; precision alone would reward saying little)
+           (brevity penalty: c = total hypothesis length, r = the sum over sentences of the length
+           of the reference closest in length to the hypothesis; precision alone would reward
+           saying little)
     BLEU = 100 · BP · exp(¼ Σ_n log p_n)     (geometric mean of the four precisions)
 
 The numbers agree with ``sacrebleu.corpus_bleu`` with its defaults: the same ``13a`` tokenizer
