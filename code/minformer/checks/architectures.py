@@ -76,11 +76,6 @@ def check_mask_tokens(fn, rng, seed):
             fail(f"on {where}: input at {i} changed ({int(tokens[i])} → {int(inputs[i])}) but "
                  "has no target; a token that is masked or replaced must also get its target "
                  "(the 10% left unchanged too)")
-        n_real = int((~is_special).sum())
-        share = int(picked.sum()) / n_real
-        if abs(share - 0.15) > 0.015:
-            fail(f"on {where}: {share:.1%} of the real tokens were picked; expected about 15% "
-                 "(p = 0.15 for each real token, not of all positions)")
         n = int(picked.sum())
         masked = int((inputs[picked] == mask_id).sum()) / n
         kept = int((inputs[picked] == tokens[picked]).sum()) / n
@@ -91,6 +86,11 @@ def check_mask_tokens(fn, rng, seed):
         if kept < 0.05:
             fail(f"on {where}: only {kept:.1%} of the picked tokens were left unchanged; about "
                  "10% should keep their own id (still with a target)")
+        n_real = int((~is_special).sum())
+        share = int(picked.sum()) / n_real
+        if abs(share - 0.15) > 0.015:
+            fail(f"on {where}: {share:.1%} of the real tokens were picked; expected about 15% "
+                 "(p = 0.15 for each real token, not of all positions)")
         if abs(masked - 0.8) > 0.03:
             fail(f"on {where}: {masked:.1%} of the picked tokens became the mask; expected about "
                  "80% of the picked (not 80% of all tokens)")
