@@ -220,6 +220,9 @@ WRONG = {
     ],
     "masked": [
         ((masked_by_zero_scores,), ("scores equal to 0", "masked_fill(~mask")),
+        ((lambda Q, K, V, m: torch.softmax((Q @ K.mT / math.sqrt(Q.shape[-1])).masked_fill(
+            ~m, -1e4), -1) @ V * m.any(-1, keepdim=True),),
+         ("finite score -10000", "down to -40000", "-inf")),
         ((lambda Q, K, V, m: scaled_dot_product_attention(Q, K, V, m).squeeze(),),
          ("expected shape", ".squeeze()")),
         ((lambda Q, K, V, m: scaled_dot_product_attention(Q, K, V, m).float(),),

@@ -101,7 +101,11 @@ def _masked_cases(rng, seed):
     zeros_q = r(2, 11, 4)
     zeros_q[:, ::3] = 0.0  # queries of zeros: every score of theirs is exactly 0
     zeros_k = r(2, 11, 4)
-    zeros_k[:, 1] = 0.0
+    zeros_k[0, 1] = 0.0
+    zeros_k[1, :5] = zeros_k[1, 0]  # five equal keys (ties) ...
+    u = zeros_k[1, 0]
+    zeros_q[1, 4] = -80000.0 * u / u.dot(u)  # ... that query 4 scores at -40000: a finite
+    # fill such as -1e4 for the hidden keys would outweigh every key it may see
     rg = torch.Generator().manual_seed(seed)
     B, t_q, t_k = int(rng.integers(1, 4)), int(rng.integers(9, 14)), int(rng.integers(9, 16))
     random_mask = torch.from_numpy(rng.random((B, 1, t_q, t_k)) < 0.5)
@@ -118,7 +122,8 @@ def _masked_cases(rng, seed):
         ("cross-attention t_q=4, t_k=6 where query 2 may attend to no key", r(4, 5), r(6, 5),
          r(6, 3), empty_row),
         ("causal self-attention over a batch of 2, t=11, with zero queries and keys "
-         "(exact-zero scores)", zeros_q, zeros_k, r(2, 11, 3), causal_mask(11)),
+         "(exact-zero scores) and scores near -40000", zeros_q, zeros_k, r(2, 11, 3),
+         causal_mask(11)),
         ("heads: Q (1, 3, 9, 4), mask (1, 1, 9, 9) causal & padding (length 7)",
          r(1, 3, 9, 4), r(1, 3, 9, 4), r(1, 3, 9, 5),
          causal_mask(9) & padding_mask(torch.tensor([7]), 9)),
@@ -173,6 +178,12 @@ def _diagnose(got, Q, K, V, mask, name):
             fail(f"{where}: you found the masked entries by looking for scores equal to 0 (or "
                  "multiplied the scores by the mask); a real score can be exactly 0 (a query "
                  "of zeros) — use the mask itself: scores.masked_fill(~mask, -inf)")
+    for fill in (-1e4, -1e5, -1e6):
+        if (S[has_key] < fill + 50).any() and _same(
+                got, softmax(np.where(m, S, fill), axis=-1) @ v * has_key[..., None], has_key):
+            fail(f"{where}: the hidden keys got the finite score {fill:g}, but some query may "
+                 f"only see keys that score below it (down to {S[m].min():.0f}), so the hidden "
+                 "keys win: fill with -inf (float('-inf')) and zero the rows with no key")
     if _same(got, softmax(np.where(m, S, 0.0), axis=-1) @ v, has_key):
         fail(f"{where}: masked scores set to 0 are not hidden (e^0 = 1); set them to -inf")
     unscaled = _sdpa(Q * math.sqrt(Q.shape[-1]), K, V, mask).numpy()
