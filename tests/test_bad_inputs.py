@@ -547,3 +547,34 @@ def test_the_transformer_style_masks_are_accepted():
     for mask in (src, tgt, causal_mask(4)):
         assert torch.isfinite(m(x, mask=mask)).all()
     assert torch.isfinite(m(r(2, 3, 16), x, mask=src)).all()  # cross-attention
+
+
+# ---------------------------------------------------------------- the validation module itself
+def test_validate_policy():
+    from minformer import validate
+
+    assert validate.positive_int(np.int64(3), "n") == 3
+    for bad in (2.5, 2.0, True, np.float64(2.0), "2", None):
+        with pytest.raises(TypeError, match="n must be an int"):
+            validate.positive_int(bad, "n")
+    with pytest.raises(ValueError, match="n must be a positive int; got 0"):
+        validate.positive_int(0, "n")
+    assert validate.number(0.5, "p", low=0, high=1) == 0.5
+    with pytest.raises(ValueError, match=r"p must lie in \[0, 1\); got 1"):
+        validate.number(1, "p", low=0, high=1, high_open=True)
+    with pytest.raises(ValueError, match="NaN"):
+        validate.number(float("nan"), "p")
+    with pytest.raises(TypeError, match="p must be a number"):
+        validate.number(True, "p")
+    with pytest.raises(TypeError, match="torch.from_numpy"):
+        validate.tensor(np.zeros(2), "x")
+    with pytest.raises(ValueError, match=r"x must have 2 or 3 axes; got shape \(2,\)"):
+        validate.tensor(torch.zeros(2), "x", ndim=(2, 3))
+    with pytest.raises(TypeError, match="dtypes must match: a torch.float32, b torch.float64"):
+        validate.same_dtype(a=torch.zeros(1), b=torch.zeros(1, dtype=torch.float64))
+    with pytest.raises(TypeError, match=r"not a single str.*\['a b'\]"):
+        validate.str_list("a b", "words")
+    assert validate.str_list(("a", "b"), "words") == ["a", "b"]
+    assert validate.array(torch.ones(2), "x").dtype == np.float32
+    with pytest.raises(TypeError, match="x must be a NumPy array; got list"):
+        validate.array([1, 2], "x")
