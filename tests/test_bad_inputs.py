@@ -578,3 +578,8 @@ def test_validate_policy():
     assert validate.array(torch.ones(2), "x").dtype == np.float32
     with pytest.raises(TypeError, match="x must be a NumPy array; got list"):
         validate.array([1, 2], "x")
+
+
+def test_the_warning_points_at_the_callers_line(fresh_warning):
+    caught = _warnings(lambda: mha()(X3, mask=~causal_mask(5)))
+    assert caught[0].filename == __file__

@@ -11,6 +11,7 @@ or 1 (see :func:`check_mask`).
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -195,7 +196,19 @@ def warn_empty_rows(mask, self_attention: bool, allow_empty_rows: bool, t: int |
             "no key it may attend to; its output will be zeros. If the mask's convention is "
             "flipped (True = masked, as nn.MultiheadAttention's), invert it with ~mask; if "
             "this is intended, pass allow_empty_rows=True (warned once per session)",
-            EmptyRowWarning, stacklevel=3)
+            EmptyRowWarning, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The stacklevel of the first frame outside minformer and torch: the warning then points
+    at the reader's line, not at nn.Module's call machinery."""
+    import sys
+
+    skip = (str(Path(__file__).parent), str(Path(torch.__file__).parent))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(skip):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _check_bool_mask(mask, target_shape, name: str = "mask"):
