@@ -141,11 +141,15 @@ class MultiHeadAttention(nn.Module):
             Y = A @ V  # (batch, heads, t_q, d_head)
         elif mask is None:  # the fast path: PyTorch's fused kernel
             Y = F.scaled_dot_product_attention(Q, K, V, dropout_p=p)
-        else:  # same mask convention (True = may attend), but a query with no key left would
-            # give NaN on some kernels (CUDA): let it attend everywhere, then zero its output.
+        else:  # same mask convention (True = may attend)
             has_key = mask.any(dim=-1, keepdim=True)  # (..., t_q, 1)
-            Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask | ~has_key, dropout_p=p)
-            Y = Y * has_key  # (batch, heads, t_q, d_head), zero rows where nothing was visible
+            if bool(has_key.all()):  # the usual case: every query sees some key
+                Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, dropout_p=p)
+            else:  # a query with no key would give NaN on some kernels (CUDA): let it attend
+                # everywhere, then zero its output
+                Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask | ~has_key,
+                                                   dropout_p=p)
+                Y = Y * has_key  # (batch, heads, t_q, d_head), zero rows where nothing was visible
         Y = Y.transpose(1, 2).reshape(B, t_q, self.d_model)  # (batch, t_q, heads·d_head)
         Y = self.out_proj(Y)  # (batch, t_q, d_model)
         if unbatched:
