@@ -252,7 +252,7 @@ def transformer_layers_diagram(axes=None, title=None):
     cross-attention with keys and values from the encoder, FFN) of the original, post-norm
     Transformer; every sublayer is followed by Add & Norm (residual, then LayerNorm)."""
     if axes is None:
-        fig, axes = plt.subplots(1, 2, figsize=(8, 6.6), constrained_layout=True,
+        fig, axes = plt.subplots(1, 2, figsize=(6.4, 6.0), constrained_layout=True,
                                  gridspec_kw=dict(width_ratios=[1, 1.25]))
     if len(axes) != 2:
         raise ValueError(f"need two axes (encoder, decoder); got {len(axes)}")
@@ -282,7 +282,7 @@ def rnn_unrolled_diagram(ax=None, steps=4, title="A recurrent network, unrolled 
     if steps < 2:
         raise ValueError(f"need at least 2 steps to show the recurrence; got {steps}")
     width = 1.8 * steps + 1.2
-    ax = _canvas(ax, (-0.4, width), (-1.1, 4.2), (min(8.0, 1.6 * steps + 1.5), 3.8), title)
+    ax = _canvas(ax, (-0.4, width), (-1.1, 4.2), (min(6.4, 1.3 * steps + 1.2), 3.4), title)
     h0 = _box(ax, 0.4, 1.8, "$h_0$", "state", w=0.8)
     prev = h0
     for t in range(1, steps + 1):
@@ -304,7 +304,7 @@ def seq2seq_diagram(axes=None, title=None):
     """Two panels: the RNN encoder-decoder whose only link is s_0 = f(h_T) (the bottleneck), and
     the same with attention, where every decoder step reads a context c_i = Σ_j a_ij h_j."""
     if axes is None:
-        fig, axes = plt.subplots(2, 1, figsize=(6.4, 6.6), constrained_layout=True)
+        fig, axes = plt.subplots(2, 1, figsize=(5.8, 6.2), constrained_layout=True)
     if len(axes) != 2:
         raise ValueError(f"need two axes (without, with attention); got {len(axes)}")
     src, tgt = ["I", "am", "hungry"], ["tengo", "hambre", "<eos>"]
