@@ -48,8 +48,10 @@ def test_warmup_then_inverse_square_root():
         paper = d ** -0.5 * min(n ** -0.5, n * w ** -1.5)
         assert paper == pytest.approx(d ** -0.5 * w ** -0.5 * warmup_inverse_sqrt(n - 1, w))
     assert warmup_inverse_sqrt(10, 0) == 1.0
-    with pytest.raises(ValueError, match="warmup must be an int"):
+    with pytest.raises(TypeError, match="warmup must be an int; got 2.5"):
         warmup_inverse_sqrt(0, 2.5)
+    with pytest.raises(ValueError, match="warmup must be an int ≥ 0; got -1"):
+        warmup_inverse_sqrt(0, -1)
 
 
 def _regression(n=256, seed=0):
@@ -140,6 +142,10 @@ def test_train_refuses_bad_arguments_and_reports_divergence():
         train(model, _regression(), _mse, opt)
     with pytest.raises(ValueError, match="steps must be a positive int"):
         train(model, _regression(), _mse, opt, steps=0)
+    with pytest.raises(TypeError, match="steps must be an int; got 10.0"):
+        train(model, _regression(), _mse, opt, steps=10.0)
+    with pytest.raises(ValueError, match=r"clip must lie in \(0, inf\)"):
+        train(model, _regression(), _mse, opt, steps=1, clip=0.0)
     with pytest.raises(ValueError, match="eval_every needs an eval_fn"):
         train(model, _regression(), _mse, opt, steps=1, eval_every=5)
     with pytest.raises(ValueError, match="yielded no batch"):

@@ -207,19 +207,29 @@ def test_a_backward_pass_reaches_every_parameter():
 
 @pytest.mark.parametrize("kw, match", [
     (dict(vocab_size=0), "vocab_size must be a positive int"),
-    (dict(vocab_size=2.5), "vocab_size must be a positive int"),
     (dict(d_model=10, n_heads=3), "d_model=10 is not divisible by n_heads=3"),
     (dict(dropout=1.0), "dropout must lie in"),
     (dict(positions="rotary"), "positions must be 'sinusoidal' or 'learned'"),
     (dict(pad_id=23), r"pad_id=23 must be an id in the vocabulary \(0 ≤ id < 23\)"),
     (dict(eos_id=0), "pad_id, bos_id and eos_id must differ"),
     (dict(tgt_vocab_size=2), r"must be an id in the vocabulary \(0 ≤ id < 2\)"),
-    (dict(norm_first="yes"), "norm_first must be True or False"),
     (dict(activation="tanh"), "activation must be 'relu' or 'gelu'"),
     (dict(n_decoder_layers=0), "n_decoder_layers must be a positive int"),
 ])
 def test_bad_configs_are_refused_with_clear_messages(kw, match):
     with pytest.raises(ValueError, match=match):
+        config(**kw)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(vocab_size=2.5), "vocab_size must be an int; got 2.5"),
+    (dict(n_heads=True), "n_heads must be an int; got True"),
+    (dict(dropout="0.1"), "dropout must be a number"),
+    (dict(norm_first="yes"), "norm_first must be True or False"),
+    (dict(pad_id=0.0), "pad_id must be an int"),
+])
+def test_wrong_types_in_a_config_are_type_errors(kw, match):
+    with pytest.raises(TypeError, match=match):
         config(**kw)
 
 

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .multihead import MultiHeadAttention
+from .validate import positive_int
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
@@ -36,8 +37,7 @@ class LayerNorm(nn.Module):
 
     def __init__(self, d: int, eps: float = 1e-5):
         super().__init__()
-        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-            raise ValueError(f"d must be a positive int; got {d!r}")
+        positive_int(d, "d")
         self.d, self.eps = d, eps
         self.weight = nn.Parameter(torch.ones(d))  # γ
         self.bias = nn.Parameter(torch.zeros(d))  # β
@@ -168,8 +168,7 @@ def _stack(layer_cls, n_layers, d_model, n_heads, d_ff, dropout, norm_first, act
            final_norm, eps):
     """The n_layers copies of ``layer_cls`` and the optional final LayerNorm (None if off;
     default: only for pre-norm) shared by :class:`Encoder` and :class:`Decoder`."""
-    if isinstance(n_layers, bool) or not isinstance(n_layers, int) or n_layers < 1:
-        raise ValueError(f"n_layers must be a positive int; got {n_layers!r}")
+    positive_int(n_layers, "n_layers")
     layers = nn.ModuleList(
         layer_cls(d_model, n_heads, d_ff, dropout, norm_first, activation, eps)
         for _ in range(n_layers)

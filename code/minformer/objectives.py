@@ -14,13 +14,16 @@ the predictions that count.
 
 import torch
 
+from .validate import integer, number, positive_int, tensor
+
 IGNORE = -100
 
 
 def _ids(tokens, name="tokens"):
-    if not isinstance(tokens, torch.Tensor) or tokens.ndim != 2:
-        raise ValueError(f"{name} must be a (batch, t) tensor of ids; got "
-                         f"{type(tokens).__name__} of shape {tuple(getattr(tokens, 'shape', ()))}")
+    tensor(tokens, name)
+    if tokens.ndim != 2:
+        raise ValueError(f"{name} must be a (batch, t) tensor of ids; got shape "
+                         f"{tuple(tokens.shape)}")
     if tokens.dtype.is_floating_point or tokens.dtype == torch.bool:
         raise TypeError(f"{name} must hold integer ids; got dtype {tokens.dtype}")
 
@@ -49,8 +52,9 @@ def mask_tokens(tokens, mask_id: int, vocab_size: int, *, special_ids=(), p: flo
     token. Every other position has target ``ignore_index``. ``tokens`` is not modified.
     """
     _ids(tokens)
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"p must lie in (0, 1); got {p}")
+    number(p, "p", low=0.0, high=1.0, low_open=True, high_open=True)
+    positive_int(vocab_size, "vocab_size")
+    integer(mask_id, "mask_id")
     special = torch.tensor(sorted(set(special_ids) | {mask_id}), dtype=tokens.dtype)
     if not 0 <= mask_id < vocab_size:
         raise ValueError(f"mask_id={mask_id} is not an id of the vocabulary 0..{vocab_size - 1}")

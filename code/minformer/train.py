@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from .validate import integer, number, positive_int
+
 
 def sequence_loss(logits, tgt_out, pad_id: int = 0, label_smoothing: float = 0.0):
     """Mean cross-entropy over the real target tokens (positions where tgt_out != pad_id).
@@ -34,8 +36,7 @@ def sequence_loss(logits, tgt_out, pad_id: int = 0, label_smoothing: float = 0.0
             f"logits (batch, t_tgt, vocab) and tgt_out (batch, t_tgt) disagree: "
             f"logits {tuple(logits.shape)}, tgt_out {tuple(tgt_out.shape)}"
         )
-    if not 0.0 <= label_smoothing < 1.0:
-        raise ValueError(f"label_smoothing must lie in [0, 1); got {label_smoothing}")
+    number(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_open=True)
     return F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]).float(),  # (batch·t, vocab)
         tgt_out.reshape(-1),  # (batch·t,)
@@ -51,8 +52,7 @@ def warmup_inverse_sqrt(step: int, warmup: int) -> float:
     (The paper's lr = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) is this multiplier times
     a peak of d_model^-0.5 · warmup^-0.5.) warmup = 0: constant 1.
     """
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be an int ≥ 0; got {warmup!r}")
+    integer(warmup, "warmup", minimum=0)
     n = step + 1
     if warmup == 0:
         return 1.0
@@ -138,10 +138,13 @@ def train(
     """
     if steps is None and max_seconds is None:
         raise ValueError("give steps=..., max_seconds=..., or both")
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
-        raise ValueError(f"steps must be a positive int; got {steps!r}")
-    if max_seconds is not None and not max_seconds > 0:
-        raise ValueError(f"max_seconds must be > 0; got {max_seconds!r}")
+    if steps is not None:
+        positive_int(steps, "steps")
+    if max_seconds is not None:
+        number(max_seconds, "max_seconds", low=0.0, low_open=True)
+    if clip is not None:
+        number(clip, "clip", low=0.0, low_open=True)
+    integer(warmup, "warmup", minimum=0)
     if eval_every and eval_fn is None:
         raise ValueError("eval_every needs an eval_fn")
     device = next(model.parameters()).device

@@ -31,12 +31,11 @@ from torch import nn
 from .blocks import Decoder, Encoder
 from .masks import causal_mask, padding_mask
 from .positional import LearnedPositions, SinusoidalPositions
+from .validate import integer, number, positive_int
 
 
 def _positive_int(config, name):
-    v = getattr(config, name)
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise ValueError(f"TransformerConfig.{name} must be a positive int; got {v!r}")
+    positive_int(getattr(config, name), f"TransformerConfig.{name}")
 
 
 @dataclass(frozen=True)
@@ -88,21 +87,20 @@ class TransformerConfig:
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: "
                              f"each head gets d_model / n_heads features")
-        if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
-            raise ValueError(f"dropout must lie in [0, 1); got {self.dropout!r}")
+        number(self.dropout, "TransformerConfig.dropout", low=0.0, high=1.0, high_open=True)
         if self.positions not in ("sinusoidal", "learned"):
             raise ValueError(f"positions must be 'sinusoidal' or 'learned'; got {self.positions!r}")
         if self.activation not in ("relu", "gelu"):
             raise ValueError(f"activation must be 'relu' or 'gelu'; got {self.activation!r}")
         for name in ("norm_first", "tie_embeddings"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
+                raise TypeError(f"{name} must be True or False; got {getattr(self, name)!r}")
         if self.final_norm is not None and not isinstance(self.final_norm, bool):
-            raise ValueError(f"final_norm must be True, False or None; got {self.final_norm!r}")
+            raise TypeError(f"final_norm must be True, False or None; got {self.final_norm!r}")
         ids = {"pad_id": self.pad_id, "bos_id": self.bos_id, "eos_id": self.eos_id}
         smallest = min(self.vocab_size, self.tgt_vocab or self.vocab_size)
         for name, v in ids.items():
-            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < smallest:
+            if not 0 <= integer(v, f"TransformerConfig.{name}") < smallest:
                 raise ValueError(f"{name}={v!r} must be an id in the vocabulary "
                                  f"(0 ≤ id < {smallest})")
         if len(set(ids.values())) < 3:
@@ -141,9 +139,12 @@ class TokenEmbedding(nn.Module):
 
 
 def _check_ids(ids, vocab: int, name: str, max_len: int):
-    if not isinstance(ids, torch.Tensor) or ids.ndim != 2:
-        raise ValueError(f"{name} must be a (batch, t) tensor of token ids; got "
-                         f"{type(ids).__name__} of shape {tuple(getattr(ids, 'shape', ()))}")
+    if not isinstance(ids, torch.Tensor):
+        raise TypeError(f"{name} must be a (batch, t) torch tensor of token ids; got "
+                        f"{type(ids).__name__}")
+    if ids.ndim != 2:
+        raise ValueError(f"{name} must be a (batch, t) tensor of token ids; got shape "
+                         f"{tuple(ids.shape)}")
     if ids.dtype.is_floating_point or ids.dtype == torch.bool or ids.is_complex():
         raise TypeError(f"{name} must hold integer token ids; got dtype {ids.dtype}")
     if ids.shape[1] == 0:
@@ -206,7 +207,9 @@ class Transformer(nn.Module):
 
     def decode(self, tgt, memory, src_mask=None, need_weights: bool = False):
         _check_ids(tgt, self.config.tgt_vocab, "tgt", self.config.max_len)
-        if not isinstance(memory, torch.Tensor) or memory.ndim != 3 or memory.shape[0] != tgt.shape[0]:
+        if not isinstance(memory, torch.Tensor):
+            raise TypeError(f"memory must be a torch tensor; got {type(memory).__name__}")
+        if memory.ndim != 3 or memory.shape[0] != tgt.shape[0]:
             raise ValueError(f"memory must be (batch={tgt.shape[0]}, s, d_model); got shape "
                              f"{tuple(memory.shape)}")
         y = self.tgt_embed(tgt)  # (batch, t, d_model)
