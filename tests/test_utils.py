@@ -21,9 +21,10 @@ def test_seed_everything_makes_all_generators_repeat():
     assert (random.random(), np.random.rand(), torch.rand(1).item()) != a
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "3", True])
-def test_seed_everything_rejects_bad_seeds(bad):
-    with pytest.raises(ValueError, match="seed"):
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (1.5, TypeError), ("3", TypeError),
+                                        (True, TypeError)])
+def test_seed_everything_rejects_bad_seeds(bad, error):
+    with pytest.raises(error, match="seed must be an int"):
         seed_everything(bad)
 
 

@@ -22,6 +22,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 # sequence_loss moved to minformer.train (one loss for every model); importable here as before
 from .train import sequence_loss  # noqa: F401
+from .validate import integer, number, positive_int
 
 
 class AdditiveAttention(nn.Module):
@@ -139,10 +140,9 @@ class Seq2SeqGRU(nn.Module):
             ("d_hidden", d_hidden),
             ("n_layers", n_layers),
         ):
-            if int(value) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+            positive_int(value, name)
+        number(dropout, "dropout", low=0.0, high=1.0, high_open=True)
+        integer(pad_id, "pad_id", minimum=0)
         if not (0 <= pad_id < src_vocab and pad_id < tgt_vocab):
             raise ValueError(
                 f"pad_id={pad_id} must be a valid id in both vocabularies "

@@ -8,13 +8,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .validate import integer
+
 DATA_ENV_VAR = "MINFORMER_DATA"
 
 
 def seed_everything(seed: int = 0) -> None:
     """Seed Python's, NumPy's and PyTorch's (CPU and CUDA) random generators with ``seed``."""
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    integer(seed, "seed", minimum=0)
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)  # also seeds every CUDA device
