@@ -62,6 +62,16 @@ def number(v, name: str, *, low: float | None = None, high: float | None = None,
     return v
 
 
+def _check_ndim(x, name: str, ndim) -> None:
+    """``x.ndim`` must be ``ndim`` (an int) or one of ``ndim`` (a sequence); None: any."""
+    if ndim is None:
+        return
+    allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    if x.ndim not in allowed:
+        ranks = " or ".join(str(r) for r in allowed)
+        raise ValueError(f"{name} must have {ranks} axes; got shape {tuple(x.shape)}")
+
+
 def tensor(x, name: str, *, ndim=None, floating: bool = False) -> torch.Tensor:
     """``x`` must be a torch tensor (not an array or a list), of one of the ranks ``ndim``."""
     if not isinstance(x, torch.Tensor):
@@ -71,11 +81,7 @@ def tensor(x, name: str, *, ndim=None, floating: bool = False) -> torch.Tensor:
     if floating and not (x.is_floating_point() or x.is_complex()):
         raise TypeError(f"{name} must be a floating-point tensor; got dtype {x.dtype} "
                         f"(convert with .float())")
-    if ndim is not None:
-        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-        if x.ndim not in allowed:
-            ranks = " or ".join(str(r) for r in allowed)
-            raise ValueError(f"{name} must have {ranks} axes; got shape {tuple(x.shape)}")
+    _check_ndim(x, name, ndim)
     return x
 
 
@@ -115,11 +121,7 @@ def array(x, name: str, *, ndim=None) -> np.ndarray:
         x = x.detach().cpu().numpy()
     if not isinstance(x, np.ndarray):
         raise TypeError(f"{name} must be a NumPy array; got {_type(x)}")
-    if ndim is not None:
-        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-        if x.ndim not in allowed:
-            ranks = " or ".join(str(r) for r in allowed)
-            raise ValueError(f"{name} must have {ranks} axes; got shape {x.shape}")
+    _check_ndim(x, name, ndim)
     return x
 
 
