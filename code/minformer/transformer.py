@@ -156,6 +156,11 @@ def _check_ids(ids, vocab: int, name: str, max_len: int):
                          f"min {int(ids.min())}, max {int(ids.max())}")
 
 
+def _check_config(config, model: str):
+    if not isinstance(config, TransformerConfig):
+        raise TypeError(f"{model} needs a TransformerConfig; got {type(config).__name__}")
+
+
 def _project(h, embedding: TokenEmbedding, out: nn.Linear | None):
     """Position-wise output projection: (batch, t, d_model) → (batch, t, vocab)."""
     if out is None:  # tied: logits = h Eᵀ
@@ -177,8 +182,7 @@ class Transformer(nn.Module):
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
-        if not isinstance(config, TransformerConfig):
-            raise TypeError(f"Transformer needs a TransformerConfig; got {type(config).__name__}")
+        _check_config(config, "Transformer")
         c = self.config = config
         self.src_embed = TokenEmbedding(c.vocab_size, c)
         # one shared vocabulary: the source embedding serves the target too
@@ -226,36 +230,40 @@ class Transformer(nn.Module):
         return self.decode(tgt, memory, src_mask, need_weights=need_weights)
 
 
-class EncoderOnly(nn.Module):
-    """Bidirectional stack (BERT-style): forward(ids (batch, t)) → logits (batch, t, vocab).
-
-    The only mask is padding: every real token attends to every real token, in both directions.
-    """
+class _SingleStack(nn.Module):
+    """What EncoderOnly and DecoderOnly share: embedding, one stack of encoder layers, the
+    output projection. They differ only in ``mask(ids)``."""
 
     def __init__(self, config: TransformerConfig):
         super().__init__()
-        if not isinstance(config, TransformerConfig):
-            raise TypeError(f"EncoderOnly needs a TransformerConfig; got {type(config).__name__}")
+        _check_config(config, type(self).__name__)
         c = self.config = config
         self.embed = TokenEmbedding(c.vocab_size, c)
-        self.encoder = Encoder(c.n_layers, c.d_model, c.n_heads, c.d_ff, c.dropout,
-                               c.norm_first, c.activation, c.final_norm)
+        self.layers = Encoder(c.n_layers, c.d_model, c.n_heads, c.d_ff, c.dropout,
+                              c.norm_first, c.activation, c.final_norm)
         self.out = None if c.tie_embeddings else nn.Linear(c.d_model, c.vocab_size)
-
-    def mask(self, ids):
-        """(batch, 1, 1, t) bool: True at real tokens."""
-        return padding_mask(tokens=ids, pad_id=self.config.pad_id)
 
     def hidden(self, ids):
         """The contextual vectors (batch, t, d_model) before the output projection."""
         _check_ids(ids, self.config.vocab_size, "ids", self.config.max_len)
-        return self.encoder(self.embed(ids), self.mask(ids))
+        return self.layers(self.embed(ids), self.mask(ids))  # (batch, t, d_model)
 
     def forward(self, ids):
         return _project(self.hidden(ids), self.embed, self.out)  # (batch, t, vocab)
 
 
-class DecoderOnly(nn.Module):
+class EncoderOnly(_SingleStack):
+    """Bidirectional stack (BERT-style): forward(ids (batch, t)) → logits (batch, t, vocab).
+
+    The only mask is padding: every real token attends to every real token, in both directions.
+    """
+
+    def mask(self, ids):
+        """(batch, 1, 1, t) bool: True at real tokens."""
+        return padding_mask(tokens=ids, pad_id=self.config.pad_id)
+
+
+class DecoderOnly(_SingleStack):
     """Causal stack (GPT-style language model): forward(ids (batch, t)) → logits (batch, t,
     vocab), where logits[:, i] predicts token i + 1 from tokens 0..i only.
 
@@ -263,26 +271,11 @@ class DecoderOnly(nn.Module):
     source) under a causal mask.
     """
 
-    def __init__(self, config: TransformerConfig):
-        super().__init__()
-        if not isinstance(config, TransformerConfig):
-            raise TypeError(f"DecoderOnly needs a TransformerConfig; got {type(config).__name__}")
-        c = self.config = config
-        self.embed = TokenEmbedding(c.vocab_size, c)
-        self.layers = Encoder(c.n_layers, c.d_model, c.n_heads, c.d_ff, c.dropout,
-                              c.norm_first, c.activation, c.final_norm)
-        self.out = None if c.tie_embeddings else nn.Linear(c.d_model, c.vocab_size)
-
     def mask(self, ids):
         """(batch, 1, t, t) bool: causal, and never a padding key."""
         t = ids.shape[1]
         return causal_mask(t, device=ids.device) & padding_mask(tokens=ids,
                                                                  pad_id=self.config.pad_id)
-
-    def forward(self, ids):
-        _check_ids(ids, self.config.vocab_size, "ids", self.config.max_len)
-        h = self.layers(self.embed(ids), self.mask(ids))  # (batch, t, d_model)
-        return _project(h, self.embed, self.out)  # (batch, t, vocab)
 
 
 def count_parameters(model: nn.Module) -> int:
