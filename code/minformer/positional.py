@@ -39,14 +39,16 @@ def sinusoidal_encoding(n: int, d: int, base: float = 10000.0, dtype=torch.float
     return pe.to(dtype)
 
 
-def _check_input(x, max_len: int, d_model: int):
+def _check_input(x, max_len: int, d_model: int, start: int = 0):
     validate.tensor(x, "x")
     if x.ndim < 2 or x.shape[-1] != d_model:
         raise ValueError(f"expected (batch, t, d_model={d_model}) or (t, d_model); got shape "
                          f"{tuple(getattr(x, 'shape', ()))}")
+    start = validate.integer(start, "start", minimum=0)
     t = x.shape[-2]
-    if t > max_len:
-        raise ValueError(f"sequence of length t={t} is longer than max_len={max_len}: there are "
+    if start + t > max_len:
+        where = f"length t={t}" if start == 0 else f"positions {start} … {start + t - 1}"
+        raise ValueError(f"sequence of {where} is longer than max_len={max_len}: there are "
                          f"no position vectors past {max_len - 1}")
     return t
 
@@ -56,6 +58,8 @@ class SinusoidalPositions(nn.Module):
 
     x: (..., t, d_model) with t ≤ max_len. Returns the same shape, in x's dtype if floating,
     else in float32 (integer or bool inputs are upcast: the encoding is not an integer).
+    ``start``: the position of x's first token (a KV cache feeds only the new tokens, which sit
+    at positions start … start + t - 1); start + t ≤ max_len.
     """
 
     def __init__(self, max_len: int, d_model: int, base: float = 10000.0):
@@ -64,18 +68,19 @@ class SinusoidalPositions(nn.Module):
         self.d_model = _positive_int(d_model, "d_model")
         self.register_buffer("pe", sinusoidal_encoding(max_len, d_model, base), persistent=False)
 
-    def forward(self, x):
-        t = _check_input(x, self.max_len, self.d_model)
+    def forward(self, x, start: int = 0):
+        t = _check_input(x, self.max_len, self.d_model, start)
         if not x.is_floating_point():
             x = x.to(torch.get_default_dtype())  # integers would truncate PE to 0 and ±1
-        return x + self.pe[:t].to(x.dtype)  # (..., t, d_model)
+        return x + self.pe[start:start + t].to(x.dtype)  # (..., t, d_model)
 
 
 class LearnedPositions(nn.Module):
     """x + P[:t], with P a trained (max_len, d_model) matrix: one vector per position.
 
     Initialized N(0, 0.02²) as in GPT-2. x: (..., t, d_model) with t ≤ max_len; longer
-    sequences raise ValueError (there is nothing learned for those positions).
+    sequences raise ValueError (there is nothing learned for those positions). ``start``: the
+    position of x's first token, as for :class:`SinusoidalPositions`.
     """
 
     def __init__(self, max_len: int, d_model: int):
@@ -85,9 +90,9 @@ class LearnedPositions(nn.Module):
         self.weight = nn.Parameter(torch.empty(max_len, d_model))  # P: row pos is position pos
         nn.init.normal_(self.weight, std=0.02)
 
-    def forward(self, x):
-        t = _check_input(x, self.max_len, self.d_model)
+    def forward(self, x, start: int = 0):
+        t = _check_input(x, self.max_len, self.d_model, start)
         if not x.is_floating_point():
             x = x.to(self.weight.dtype)
         validate.same_dtype(x=x, weight=self.weight)
-        return x + self.weight[:t]  # (..., t, d_model)
+        return x + self.weight[start:start + t]  # (..., t, d_model)
