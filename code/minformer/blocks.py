@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .multihead import MultiHeadAttention
+from .multihead import AttentionCache, MultiHeadAttention
 from .validate import positive_int
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
@@ -85,11 +85,29 @@ class FeedForward(nn.Module):
         return self.linear2(self.dropout(h))  # (..., t, d_model)
 
 
+class LayerCache:
+    """The KV cache of one layer: its self-attention's keys and values of every token so far
+    and, in a decoder layer, its cross-attention's keys and values of the encoder memory,
+    computed once (:class:`~minformer.multihead.AttentionCache`)."""
+
+    def __init__(self, cross: bool = True):
+        self.self_attn = AttentionCache()
+        self.cross_attn = AttentionCache(static=True) if cross else None
+
+    def reorder(self, index):
+        """Keep batch rows ``index`` (batch',) in that order (beam search)."""
+        for cache in (self.self_attn, self.cross_attn):
+            if cache is not None:
+                cache.reorder(index)
+
+
 class EncoderLayer(nn.Module):
     """Self-attention then feed-forward, each wrapped in a residual connection and LayerNorm.
 
     forward(x (batch, t, d_model), mask bool broadcastable to (batch, heads, t, t)) → (batch, t,
     d_model). The usual encoder mask is ``padding_mask(...)`` of shape (batch, 1, 1, t).
+    With a :class:`LayerCache` (causal stacks: DecoderOnly), x holds only the new tokens and the
+    mask is (…, t_new, cache length + t_new).
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1,
@@ -101,17 +119,18 @@ class EncoderLayer(nn.Module):
         self.norm1, self.norm2 = LayerNorm(d_model, eps), LayerNorm(d_model, eps)
         self.dropout1, self.dropout2 = nn.Dropout(dropout), nn.Dropout(dropout)
 
-    def _sa(self, x, mask):
-        return self.dropout1(self.self_attn(x, mask=mask))  # (batch, t, d_model)
+    def _sa(self, x, mask, cache=None):
+        kv = None if cache is None else cache.self_attn
+        return self.dropout1(self.self_attn(x, mask=mask, cache=kv))  # (batch, t, d_model)
 
     def _ff(self, x):
         return self.dropout2(self.ffn(x))  # (batch, t, d_model)
 
-    def forward(self, x, mask=None):
+    def forward(self, x, mask=None, cache: LayerCache | None = None):
         if self.norm_first:
-            x = x + self._sa(self.norm1(x), mask)
+            x = x + self._sa(self.norm1(x), mask, cache)
             return x + self._ff(self.norm2(x))
-        x = self.norm1(x + self._sa(x, mask))
+        x = self.norm1(x + self._sa(x, mask, cache))
         return self.norm2(x + self._ff(x))
 
 
@@ -126,6 +145,8 @@ class DecoderLayer(nn.Module):
     In cross-attention the queries come from the decoder (x) and the keys and values from the
     encoder (memory). Returns (batch, t, d_model), and the cross-attention weights
     (batch, heads, t, s) if need_weights.
+    With a :class:`LayerCache`, x holds only the new tokens, ``mask`` is (…, t_new, cache
+    length + t_new), and the memory's keys and values are projected on the first call only.
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1,
@@ -138,27 +159,32 @@ class DecoderLayer(nn.Module):
         self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, eps) for _ in range(3))
         self.dropout1, self.dropout2, self.dropout3 = (nn.Dropout(dropout) for _ in range(3))
 
-    def _sa(self, x, mask):
-        return self.dropout1(self.self_attn(x, mask=mask))  # (batch, t, d_model)
+    def _sa(self, x, mask, cache=None):
+        kv = None if cache is None else cache.self_attn
+        return self.dropout1(self.self_attn(x, mask=mask, cache=kv))  # (batch, t, d_model)
 
-    def _ca(self, x, memory, memory_mask, need_weights):
+    def _ca(self, x, memory, memory_mask, need_weights, cache=None):
+        kv = None if cache is None else cache.cross_attn
         if need_weights:
-            y, A = self.cross_attn(x, memory, mask=memory_mask, need_weights=True)
+            y, A = self.cross_attn(x, memory, mask=memory_mask, need_weights=True, cache=kv)
             return self.dropout2(y), A  # (batch, t, d_model), (batch, heads, t, s)
-        return self.dropout2(self.cross_attn(x, memory, mask=memory_mask)), None
+        return self.dropout2(self.cross_attn(x, memory, mask=memory_mask, cache=kv)), None
 
     def _ff(self, x):
         return self.dropout3(self.ffn(x))  # (batch, t, d_model)
 
-    def forward(self, x, memory, mask=None, memory_mask=None, need_weights: bool = False):
+    def forward(self, x, memory, mask=None, memory_mask=None, need_weights: bool = False,
+                cache: LayerCache | None = None):
+        if cache is not None and cache.cross_attn is None:
+            raise ValueError("a decoder layer needs a LayerCache(cross=True)")
         if self.norm_first:
-            x = x + self._sa(self.norm1(x), mask)
-            y, A = self._ca(self.norm2(x), memory, memory_mask, need_weights)
+            x = x + self._sa(self.norm1(x), mask, cache)
+            y, A = self._ca(self.norm2(x), memory, memory_mask, need_weights, cache)
             x = x + y
             x = x + self._ff(self.norm3(x))
         else:
-            x = self.norm1(x + self._sa(x, mask))
-            y, A = self._ca(x, memory, memory_mask, need_weights)
+            x = self.norm1(x + self._sa(x, mask, cache))
+            y, A = self._ca(x, memory, memory_mask, need_weights, cache)
             x = self.norm2(x + y)
             x = self.norm3(x + self._ff(x))
         return (x, A) if need_weights else x
@@ -177,6 +203,16 @@ def _stack(layer_cls, n_layers, d_model, n_heads, d_ff, dropout, norm_first, act
     return layers, (LayerNorm(d_model, eps) if final_norm else None)
 
 
+def _layer_caches(cache, n_layers: int):
+    """[None] * n_layers without a cache; else the cache's list of n_layers LayerCaches."""
+    if cache is None:
+        return [None] * n_layers
+    caches = list(cache)
+    if len(caches) != n_layers or not all(isinstance(c, LayerCache) for c in caches):
+        raise ValueError(f"cache must hold one LayerCache per layer ({n_layers})")
+    return caches
+
+
 class Encoder(nn.Module):
     """N encoder layers, then a final LayerNorm ``norm`` if ``final_norm`` (default: only for
     pre-norm, whose last layer's output is otherwise never normalized).
@@ -192,9 +228,11 @@ class Encoder(nn.Module):
         self.layers, self.norm = _stack(EncoderLayer, n_layers, d_model, n_heads, d_ff, dropout,
                                         norm_first, activation, final_norm, eps)
 
-    def forward(self, x, mask=None):
-        for layer in self.layers:
-            x = layer(x, mask)
+    def forward(self, x, mask=None, cache=None):
+        """cache: None, or one :class:`LayerCache` per layer (incremental causal decoding)."""
+        caches = _layer_caches(cache, len(self.layers))
+        for layer, c in zip(self.layers, caches):
+            x = layer(x, mask, c)
         return x if self.norm is None else self.norm(x)
 
 
@@ -213,14 +251,17 @@ class Decoder(nn.Module):
         self.layers, self.norm = _stack(DecoderLayer, n_layers, d_model, n_heads, d_ff, dropout,
                                         norm_first, activation, final_norm, eps)
 
-    def forward(self, x, memory, mask=None, memory_mask=None, need_weights: bool = False):
+    def forward(self, x, memory, mask=None, memory_mask=None, need_weights: bool = False,
+                cache=None):
+        """cache: None, or one :class:`LayerCache` per layer (incremental decoding)."""
         weights = []
-        for layer in self.layers:
+        caches = _layer_caches(cache, len(self.layers))
+        for layer, c in zip(self.layers, caches):
             if need_weights:
-                x, A = layer(x, memory, mask, memory_mask, need_weights=True)
+                x, A = layer(x, memory, mask, memory_mask, need_weights=True, cache=c)
                 weights.append(A)
             else:
-                x = layer(x, memory, mask, memory_mask)
+                x = layer(x, memory, mask, memory_mask, cache=c)
         x = x if self.norm is None else self.norm(x)
         return (x, weights) if need_weights else x
 

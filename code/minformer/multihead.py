@@ -111,7 +111,7 @@ class MultiHeadAttention(nn.Module):
         return X.view(B, t, self.n_heads, self.d_head).transpose(1, 2)  # (batch, heads, t, d_head)
 
     def forward(self, x_q, x_kv=None, mask=None, need_weights: bool = False,
-                allow_empty_rows: bool = False):
+                allow_empty_rows: bool = False, cache: "AttentionCache | None" = None):
         """x_q: (batch, t_q, d_model) queries' tokens; x_kv: (batch, t_k, d_model) keys' and
         values' tokens (default x_q: self-attention). Unbatched (t, d_model) inputs work too.
         mask: bool, True = may attend, of shape (t_q, t_k) or (batch | 1, heads | 1, t_q | 1,
@@ -119,9 +119,16 @@ class MultiHeadAttention(nn.Module):
         (batch, 1, t_k) mask is refused (it would be read along other axes).
         In self-attention, a mask that leaves a query no key warns once (usually a flipped
         convention) unless allow_empty_rows=True; such queries output zeros.
+        cache: an :class:`AttentionCache` for incremental decoding (batched inputs only). In
+        self-attention x_q holds only the new tokens; their keys and values are appended to the
+        cache and the queries attend to all t_k = cache length + t_q of them, so the mask is
+        (…, t_q, t_k). A ``static`` cache (cross-attention) projects x_kv the first time and
+        reuses those keys and values afterwards.
         Returns Y (batch, t_q, d_model), and the per-head weights A (batch, heads, t_q, t_k) if
         need_weights (average over axis 1 for PyTorch's ``average_attn_weights=True``).
         """
+        if cache is not None:
+            return self._forward_cached(x_q, x_kv, mask, need_weights, cache)
         self_attention = x_kv is None or x_kv is x_q
         x_kv = x_q if x_kv is None else x_kv
         _check_inputs(x_q, x_kv, self.d_model, self.in_proj_weight)
@@ -133,7 +140,19 @@ class MultiHeadAttention(nn.Module):
             check_mask(mask, (B, self.n_heads, t_q, t_k))
             warn_empty_rows(mask, self_attention, allow_empty_rows, t_q)
         Q, K, V = (self._split_heads(X) for X in self._project(x_q, x_kv, self_attention))
+        Y, A = self._attend(Q, K, V, mask, need_weights)
+        if unbatched:
+            Y = Y.squeeze(0)  # (t_q, d_model)
+            A = A.squeeze(0) if need_weights else None  # (heads, t_q, t_k)
+        return (Y, A) if need_weights else Y
+
+    def _attend(self, Q, K, V, mask, need_weights: bool):
+        """Q (batch, heads, t_q, d_head), K and V (batch, heads, t_k, d_head) → the output
+        projection of the heads' results, Y (batch, t_q, d_model), and A (batch, heads, t_q,
+        t_k) if need_weights (else None)."""
+        B, t_q = Q.shape[0], Q.shape[2]
         p = self.dropout if self.training else 0.0
+        A = None
         if need_weights:  # the explicit path: materializes A
             scores = (Q / math.sqrt(self.d_head)) @ K.transpose(-2, -1)  # (batch, h, t_q, t_k)
             A = _masked_softmax(scores, mask)  # (batch, heads, t_q, t_k)
@@ -151,11 +170,67 @@ class MultiHeadAttention(nn.Module):
                                                    dropout_p=p)
                 Y = Y * has_key  # (batch, heads, t_q, d_head), zero rows where nothing was visible
         Y = Y.transpose(1, 2).reshape(B, t_q, self.d_model)  # (batch, t_q, heads·d_head)
-        Y = self.out_proj(Y)  # (batch, t_q, d_model)
-        if unbatched:
-            Y = Y.squeeze(0)  # (t_q, d_model)
-            A = A.squeeze(0) if need_weights else None  # (heads, t_q, t_k)
+        return self.out_proj(Y), A  # (batch, t_q, d_model)
+
+    def _forward_cached(self, x_q, x_kv, mask, need_weights: bool, cache: "AttentionCache"):
+        """:meth:`forward` with a cache: keys and values of earlier calls are reused."""
+        if not isinstance(cache, AttentionCache):
+            raise TypeError(f"cache must be an AttentionCache; got {type(cache).__name__}")
+        if cache.static and x_kv is None:
+            raise ValueError("a static (cross-attention) cache needs x_kv, the encoder memory")
+        x_kv = x_q if x_kv is None else x_kv
+        _check_inputs(x_q, x_kv, self.d_model, self.in_proj_weight)
+        if x_q.ndim != 3:
+            raise ValueError(f"a cache needs batched (batch, t, d_model) inputs; got x_q "
+                             f"{tuple(x_q.shape)}")
+        W, b, d = self.in_proj_weight, self.in_proj_bias, self.d_model
+        if cache.static and cache.K is not None:  # cross-attention, later steps: queries only
+            Q = self._split_heads(F.linear(x_q, W[:d], None if b is None else b[:d]))
+        else:
+            Q, K_new, V_new = (self._split_heads(X)
+                               for X in self._project(x_q, x_kv, not cache.static))
+            cache.append(K_new, V_new)  # (batch, heads, t_k, d_head) from now on
+        if cache.K.shape[0] != x_q.shape[0]:
+            raise ValueError(f"the cache holds {cache.K.shape[0]} sequences but x_q has "
+                             f"{x_q.shape[0]}; reorder it with cache.reorder(index)")
+        if mask is not None:
+            check_mask(mask, (x_q.shape[0], self.n_heads, x_q.shape[1], cache.length))
+        Y, A = self._attend(Q, cache.K, cache.V, mask, need_weights)
         return (Y, A) if need_weights else Y
+
+
+class AttentionCache:
+    """The keys and values one attention module has already computed, kept between decoding
+    steps so that each step projects only its new tokens (the KV cache).
+
+    ``K``, ``V``: (batch, heads, t, d_head), None before the first call.
+    static=False (self-attention): every call appends the new tokens' keys and values.
+    static=True (cross-attention): the first call projects the encoder memory once; later
+    calls reuse it.
+    """
+
+    def __init__(self, static: bool = False):
+        self.static = bool(static)
+        self.K = self.V = None
+
+    @property
+    def length(self) -> int:
+        """t, the number of keys held."""
+        return 0 if self.K is None else self.K.shape[-2]
+
+    def append(self, K_new, V_new):
+        """K_new, V_new: (batch, heads, t_new, d_head), put after the keys and values held."""
+        if self.K is None or self.static:
+            self.K, self.V = K_new, V_new
+        else:
+            self.K = torch.cat([self.K, K_new], dim=-2)  # (batch, heads, t + t_new, d_head)
+            self.V = torch.cat([self.V, V_new], dim=-2)
+
+    def reorder(self, index):
+        """Keep the batch rows ``index`` (batch',) in that order: beam search calls this when
+        beams are re-ranked, so each row's cache follows its prefix."""
+        if self.K is not None:
+            self.K, self.V = self.K.index_select(0, index), self.V.index_select(0, index)
 
 
 class AttentionHead(nn.Module):

@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .blocks import Decoder, Encoder
+from .blocks import Decoder, Encoder, LayerCache
 from .masks import causal_mask, padding_mask
 from .positional import LearnedPositions, SinusoidalPositions
 from .validate import integer, number, positive_int
@@ -133,9 +133,12 @@ class TokenEmbedding(nn.Module):
         self.positions = positions
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, ids):
+    def forward(self, ids, start: int = 0):
+        """ids (batch, t) at positions start … start + t - 1 (start > 0: new tokens after a
+        KV cache's)."""
         x = F.embedding(ids, self.weight) * self.scale  # (batch, t, d_model)
-        return self.dropout(self.positions(x))  # (batch, t, d_model)
+        x = self.positions(x) if start == 0 else self.positions(x, start)
+        return self.dropout(x)  # (batch, t, d_model)
 
 
 def _check_ids(ids, vocab: int, name: str, max_len: int):
@@ -156,6 +159,67 @@ def _check_ids(ids, vocab: int, name: str, max_len: int):
                          f"min {int(ids.min())}, max {int(ids.max())}")
 
 
+class KVCache:
+    """The KV cache of a whole model for incremental decoding: one
+    :class:`~minformer.blocks.LayerCache` per decoder layer (``layers``), and ``keep`` (batch,
+    t) bool, True at the real (non-padding) tokens fed so far, so that later queries never
+    attend to a padding key. Make one with ``model.new_cache()``; pass it to every step.
+
+    ``length`` is the number of tokens fed so far: the next tokens sit at positions length,
+    length + 1, …. ``reorder(index)`` keeps batch rows ``index`` in that order (beam search).
+    """
+
+    def __init__(self, n_layers: int, cross: bool):
+        positive_int(n_layers, "n_layers")
+        self.layers = [LayerCache(cross) for _ in range(n_layers)]
+        self.keep = None  # (batch, t) bool
+
+    def __iter__(self):
+        return iter(self.layers)
+
+    def __len__(self):
+        return len(self.layers)
+
+    @property
+    def length(self) -> int:
+        return 0 if self.keep is None else self.keep.shape[1]
+
+    def reorder(self, index):
+        """index: (batch',) long, the rows to keep, in order."""
+        if not isinstance(index, torch.Tensor) or index.ndim != 1 or index.is_floating_point():
+            raise TypeError("index must be a (batch,) tensor of row numbers")
+        for layer in self.layers:
+            layer.reorder(index)
+        if self.keep is not None:
+            self.keep = self.keep.index_select(0, index)
+
+    def step_mask(self, ids, pad_id: int):
+        """Record the new tokens ``ids`` (batch, t_new) and return the self-attention mask of
+        their queries over every key so far: (batch, 1, t_new, length) bool, causal (query i,
+        at position length - t_new + i, sees keys ≤ its own position) and never a padding key;
+        None when that allows everything (one new token, no padding), the fast path."""
+        if self.keep is not None and self.keep.shape[0] != ids.shape[0]:
+            raise ValueError(f"the cache holds {self.keep.shape[0]} sequences but the new "
+                             f"tokens have {ids.shape[0]}; reorder it with cache.reorder(index)")
+        start, t_new = self.length, ids.shape[1]
+        new_keep = ids != pad_id  # (batch, t_new)
+        self.keep = new_keep if self.keep is None else torch.cat([self.keep, new_keep], dim=1)
+        if t_new == 1 and bool(self.keep.all()):
+            return None
+        causal = torch.ones(t_new, start + t_new, dtype=torch.bool, device=ids.device)
+        causal = causal.tril(diagonal=start)  # (t_new, length): key j ≤ start + i
+        return causal[None, None] & self.keep[:, None, None, :]  # (batch, 1, t_new, length)
+
+
+def _check_cache(cache, model):
+    if not isinstance(cache, KVCache):
+        raise TypeError(f"cache must be a KVCache (model.new_cache()); got "
+                        f"{type(cache).__name__}")
+    if len(cache) != model.n_cached_layers:
+        raise ValueError(f"cache has {len(cache)} layers; this model has "
+                         f"{model.n_cached_layers} (make it with model.new_cache())")
+
+
 def _check_config(config, model: str):
     if not isinstance(config, TransformerConfig):
         raise TypeError(f"{model} needs a TransformerConfig; got {type(config).__name__}")
@@ -172,8 +236,10 @@ class Transformer(nn.Module):
     """Encoder-decoder Transformer.
 
     encode(src (batch, s), src_mask=None) → memory (batch, s, d_model)
-    decode(tgt (batch, t), memory, src_mask=None, need_weights=False) → logits (batch, t, vocab)
-        (and the list of each decoder layer's cross-attention weights (batch, heads, t, s))
+    decode(tgt (batch, t), memory, src_mask=None, need_weights=False, cache=None) → logits
+        (batch, t, vocab) (and the list of each decoder layer's cross-attention weights
+        (batch, heads, t, s)); with ``cache=model.new_cache()`` tgt holds only the new tokens
+        (see :meth:`decode`)
     forward(src, tgt) = decode(tgt, encode(src)): teacher forcing, all positions in parallel.
 
     src_mask defaults to :meth:`source_mask` (padding from ``pad_id``), shape (batch, 1, 1, s).
@@ -194,6 +260,17 @@ class Transformer(nn.Module):
         self.decoder = Decoder(c.decoder_layers, **common)
         self.out = None if c.tie_embeddings else nn.Linear(c.d_model, c.tgt_vocab)
 
+    supports_cache = True  # decode(..., cache=) works: minformer.decode uses it
+
+    @property
+    def n_cached_layers(self) -> int:
+        return len(self.decoder.layers)
+
+    def new_cache(self) -> KVCache:
+        """An empty :class:`KVCache` for :meth:`decode`: self-attention keys and values of
+        every decoder layer, and its cross-attention keys and values of the memory."""
+        return KVCache(self.n_cached_layers, cross=True)
+
     def source_mask(self, src):
         """(batch, 1, 1, s) bool: True at real source tokens (src != pad_id)."""
         return padding_mask(tokens=src, pad_id=self.config.pad_id)
@@ -209,15 +286,31 @@ class Transformer(nn.Module):
         src_mask = self.source_mask(src) if src_mask is None else src_mask
         return self.encoder(self.src_embed(src), src_mask)  # (batch, s, d_model)
 
-    def decode(self, tgt, memory, src_mask=None, need_weights: bool = False):
+    def decode(self, tgt, memory, src_mask=None, need_weights: bool = False,
+               cache: KVCache | None = None):
+        """Logits (batch, t, vocab) for the target tokens tgt (batch, t).
+
+        Without a cache tgt is the whole prefix from <bos>. With ``cache`` (from
+        :meth:`new_cache`) tgt holds only the NEW tokens, at positions cache.length …; their
+        keys and values are appended to the cache, the memory's are projected on the first call
+        only, and the logits are those of the new tokens alone — the same numbers (to rounding)
+        as the uncached decoder's last t positions. memory and src_mask must then keep their
+        batch rows in the cache's order (beam search: ``cache.reorder(index)``).
+        """
         _check_ids(tgt, self.config.tgt_vocab, "tgt", self.config.max_len)
         if not isinstance(memory, torch.Tensor):
             raise TypeError(f"memory must be a torch tensor; got {type(memory).__name__}")
         if memory.ndim != 3 or memory.shape[0] != tgt.shape[0]:
             raise ValueError(f"memory must be (batch={tgt.shape[0]}, s, d_model); got shape "
                              f"{tuple(memory.shape)}")
-        y = self.tgt_embed(tgt)  # (batch, t, d_model)
-        out = self.decoder(y, memory, self.target_mask(tgt), src_mask, need_weights=need_weights)
+        if cache is None:
+            y, mask = self.tgt_embed(tgt), self.target_mask(tgt)  # (batch, t, d_model)
+        else:
+            _check_cache(cache, self)
+            y = self.tgt_embed(tgt, start=cache.length)  # (batch, t_new, d_model)
+            mask = cache.step_mask(tgt, self.config.pad_id)  # (batch, 1, t_new, length)
+        out = self.decoder(y, memory, mask, src_mask, need_weights=need_weights,
+                           cache=None if cache is None else cache.layers)
         if need_weights:
             h, weights = out
             return _project(h, self.tgt_embed, self.out), weights
@@ -243,13 +336,22 @@ class _SingleStack(nn.Module):
                               c.norm_first, c.activation, c.final_norm)
         self.out = None if c.tie_embeddings else nn.Linear(c.d_model, c.vocab_size)
 
-    def hidden(self, ids):
-        """The contextual vectors (batch, t, d_model) before the output projection."""
+    def hidden(self, ids, cache: KVCache | None = None):
+        """The contextual vectors (batch, t, d_model) before the output projection (with a
+        cache: of the new tokens ids only, see :meth:`DecoderOnly.forward`)."""
         _check_ids(ids, self.config.vocab_size, "ids", self.config.max_len)
-        return self.layers(self.embed(ids), self.mask(ids))  # (batch, t, d_model)
+        if cache is None:
+            return self.layers(self.embed(ids), self.mask(ids))  # (batch, t, d_model)
+        if not self.supports_cache:
+            raise TypeError(f"{type(self).__name__} has no KV cache: every token attends to "
+                            "later ones, so new tokens change the earlier keys' layers")
+        _check_cache(cache, self)
+        x = self.embed(ids, start=cache.length)  # (batch, t_new, d_model)
+        mask = cache.step_mask(ids, self.config.pad_id)  # (batch, 1, t_new, length)
+        return self.layers(x, mask, cache=cache.layers)  # (batch, t_new, d_model)
 
-    def forward(self, ids):
-        return _project(self.hidden(ids), self.embed, self.out)  # (batch, t, vocab)
+    def forward(self, ids, cache: KVCache | None = None):
+        return _project(self.hidden(ids, cache), self.embed, self.out)  # (batch, t, vocab)
 
 
 class EncoderOnly(_SingleStack):
@@ -257,6 +359,8 @@ class EncoderOnly(_SingleStack):
 
     The only mask is padding: every real token attends to every real token, in both directions.
     """
+
+    supports_cache = False
 
     def mask(self, ids):
         """(batch, 1, 1, t) bool: True at real tokens."""
@@ -269,7 +373,21 @@ class DecoderOnly(_SingleStack):
 
     The layers are encoder layers (self-attention and FFN, no cross-attention: there is no
     source) under a causal mask.
+
+    forward(ids, cache=model.new_cache()): ids holds only the NEW tokens, at positions
+    cache.length …; returns their logits alone, and the cache keeps their keys and values
+    (generation without re-reading the prefix, chapter 14).
     """
+
+    supports_cache = True
+
+    @property
+    def n_cached_layers(self) -> int:
+        return len(self.layers.layers)
+
+    def new_cache(self) -> KVCache:
+        """An empty :class:`KVCache` (self-attention keys and values of every layer)."""
+        return KVCache(self.n_cached_layers, cross=False)
 
     def mask(self, ids):
         """(batch, 1, t, t) bool: causal, and never a padding key."""
