@@ -11,6 +11,13 @@ For encoder-decoders (translation, chapter 13), through ``source_mask``/``encode
 - :func:`beam_search` — batched, the k best prefixes per sentence, ranked with GNMT's
   :func:`gnmt_length_penalty`.
 - :func:`sequence_scores` — the score beam search ranks by, for any given outputs.
+
+All three searches use a model's KV cache when it has one (``model.supports_cache``, as
+:class:`~minformer.transformer.Transformer` and :class:`~minformer.transformer.DecoderOnly`):
+each step then feeds only the newest token and reuses the keys and values of the earlier ones
+(chapter 14). ``use_cache=False`` re-reads the whole prefix at every step, the reference path;
+the two give the same tokens (the logits agree to rounding). Models without a cache
+(:class:`~minformer.rnn.Seq2SeqGRU`) always take the reference path.
 """
 
 import torch
@@ -42,25 +49,40 @@ def sample_next(logits, temperature: float = 1.0, top_k: int | None = None,
     return torch.multinomial(probs, 1, generator=generator)[:, 0]  # (batch,)
 
 
+def _cached(model, use_cache: bool) -> bool:
+    """Whether a search may use the model's KV cache."""
+    if not isinstance(use_cache, bool):
+        raise TypeError(f"use_cache must be True or False; got {use_cache!r}")
+    return use_cache and bool(getattr(model, "supports_cache", False))
+
+
 @torch.no_grad()
 def generate(model, ids, max_new_tokens: int, temperature: float = 1.0,
              top_k: int | None = None, greedy: bool = False, eos_id: int | None = None,
-             generator: torch.Generator | None = None):
+             generator: torch.Generator | None = None, use_cache: bool = True):
     """Extend ``ids`` (batch, t) by up to ``max_new_tokens`` tokens from a decoder-only model
-    (``model(ids)`` → (batch, t, vocab) logits). Each step runs the model on the whole prefix
-    (chapter 14 caches the keys and values instead) and keeps only the last position's logits.
-    The prefix is cut to the model's ``config.max_len`` most recent tokens when it grows longer.
-    Stops early when every sequence has produced ``eos_id``. Returns (batch, t + new).
+    (``model(ids)`` → (batch, t, vocab) logits), keeping only the last position's logits.
+    With the model's KV cache (default, when it has one: ``model(new_ids, cache=...)``) the
+    prompt is read once and each step feeds only the newest token; ``use_cache=False`` runs the
+    model on the whole prefix at every step. The prefix is cut to the model's ``config.max_len``
+    most recent tokens when it grows longer (positions then shift at every step, so from there on
+    each step re-reads the cut prefix, cache or not). Stops early when every sequence has
+    produced ``eos_id``. Returns (batch, t + new).
     """
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
         raise ValueError(f"max_new_tokens must be an int ≥ 0; got {max_new_tokens!r}")
+    cache = model.new_cache() if _cached(model, use_cache) else None
     was_training = model.training
     model.eval()
     max_len = getattr(getattr(model, "config", None), "max_len", None)
     done = torch.zeros(ids.shape[0], dtype=torch.bool, device=ids.device)
     for _ in range(max_new_tokens):
-        context = ids if max_len is None else ids[:, -max_len:]  # (batch, ≤ max_len)
-        logits = model(context)[:, -1]  # (batch, vocab): the prediction for the next token
+        fits = max_len is None or ids.shape[1] <= max_len
+        if cache is not None and fits:  # feed only what the cache has not seen
+            logits = model(ids[:, cache.length:], cache=cache)[:, -1]  # (batch, vocab)
+        else:
+            context = ids if max_len is None else ids[:, -max_len:]  # (batch, ≤ max_len)
+            logits = model(context)[:, -1]  # (batch, vocab): the prediction for the next token
         nxt = sample_next(logits, temperature, top_k, greedy, generator)  # (batch,)
         if eos_id is not None:
             nxt = nxt.masked_fill(done, eos_id)
@@ -126,17 +148,29 @@ def _src_ids(x, name):
         raise ValueError(f"{name} is empty: shape {tuple(x.shape)}")
 
 
+def _next_logits(model, ys, memory, src_mask, cache):
+    """(batch, vocab) logits for the token after the prefixes ys (batch, t): from the whole
+    prefix, or with a cache from its last token alone."""
+    if cache is None:
+        return model.decode(ys, memory, src_mask)[:, -1]
+    return model.decode(ys[:, -1:], memory, src_mask, cache=cache)[:, -1]
+
+
 @torch.no_grad()
-def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: int | None = None):
+def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: int | None = None,
+                  use_cache: bool = True):
     """Batched greedy decoding: at every step each sentence takes its most likely next token.
 
     src: (batch, s) source ids, right-padded with the model's pad id. A sentence that has emitted
     ``eos_id`` is finished: it receives only ``pad_id`` after it, and the search stops when every
     sentence is finished or after ``max_len`` tokens. pad_id defaults to the model's
     (``config.pad_id`` or ``pad_id``). Runs in eval mode and restores the model's mode.
-    Returns ids (batch, t_out) without <bos>.
+    use_cache: feed only the newest token at each step through the model's KV cache, when it has
+    one (the same tokens; ``False``: re-read the whole prefix). Returns ids (batch, t_out)
+    without <bos>.
     """
     pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id)
+    cache = model.new_cache() if _cached(model, use_cache) else None
     was_training = model.training
     model.eval()
     try:
@@ -145,7 +179,7 @@ def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: in
         ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (batch, 1)
         done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
         for _ in range(max_len):
-            logits = model.decode(ys, memory, src_mask)[:, -1]  # (batch, vocab): the next token
+            logits = _next_logits(model, ys, memory, src_mask, cache)  # (batch, vocab)
             nxt = logits.argmax(dim=-1).masked_fill(done, pad_id)  # finished rows only pad
             ys = torch.cat([ys, nxt[:, None]], dim=1)  # (batch, t + 1)
             done |= nxt == eos_id
@@ -158,7 +192,8 @@ def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: in
 
 @torch.no_grad()
 def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: int,
-                length_penalty: float = 0.0, pad_id: int | None = None, return_scores: bool = False):
+                length_penalty: float = 0.0, pad_id: int | None = None, return_scores: bool = False,
+                use_cache: bool = True):
     """Batched beam search: keep the ``beam_size`` best prefixes of every sentence at each step.
 
     Score of an output y: log P(y | x) / lp(|y|), with lp = :func:`gnmt_length_penalty` at
@@ -174,13 +209,15 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
 
     Beam search is better than greedy on most sentences but not on all: the prefix greedy would
     take can fall out of the beam. All beams of all sentences run as one batch of batch·k rows:
-    the source is repeated k times and encoded once, and since each step re-reads the whole
-    prefix, re-ordering the beams needs no cached state. Returns ids (batch, t_out) without
-    <bos>, as :func:`greedy_search`; with return_scores=True also their scores (batch,), as
-    :func:`sequence_scores` computes them.
+    the source is repeated k times and encoded once. With the model's KV cache (``use_cache``,
+    default) each step feeds only the newest token, and the cache's rows are re-ordered with the
+    beams (``cache.reorder``); without it each step re-reads the whole prefix. Returns ids
+    (batch, t_out) without <bos>, as :func:`greedy_search`; with return_scores=True also their
+    scores (batch,), as :func:`sequence_scores` computes them.
     """
     pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, length_penalty)
     validate.positive_int(beam_size, "beam_size")
+    cache = model.new_cache() if _cached(model, use_cache) else None
     alpha = float(length_penalty)
     B, k, dev = src.shape[0], beam_size, src.device
     first_row = torch.arange(B, device=dev) * k  # sentence b's beams are rows b·k … b·k + k - 1
@@ -199,7 +236,7 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
         best_ids = torch.full((B, max_len), pad_id, dtype=torch.long, device=dev)
         best_len = torch.zeros(B, dtype=torch.long, device=dev)
         for _ in range(max_len):
-            logits = model.decode(ys, memory, src_mask)[:, -1].float()  # (B·k, V)
+            logits = _next_logits(model, ys, memory, src_mask, cache).float()  # (B·k, V)
             V = logits.shape[-1]
             step = logits.log_softmax(dim=-1).view(B, k, V)  # log P(next token | prefix)
             # a finished beam has one continuation, pad, at log-probability 0: its score stays
@@ -214,7 +251,10 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
             logp = cand.view(B, k * V).gather(1, top)
             length = cand_len.gather(1, beam)
             finished = finished.gather(1, beam) | (tok == eos_id)
-            ys = torch.cat([ys[(beam + first_row[:, None]).view(-1)], tok.view(-1, 1)], dim=1)
+            rows = (beam + first_row[:, None]).view(-1)  # (B·k,) the prefix each row extends
+            ys = torch.cat([ys[rows], tok.view(-1, 1)], dim=1)
+            if cache is not None:
+                cache.reorder(rows)
             # keep aside each sentence's best finished output
             score = logp / gnmt_length_penalty(length, alpha)  # (B, k)
             top_done, which = score.masked_fill(~finished, float("-inf")).max(dim=1)  # (B,)
