@@ -1,0 +1,229 @@
+"""The translator pipeline of chapter 13: grouping, batching, the loss, the Translator and its
+checkpoint, and the training recipe on a toy task."""
+
+import json
+
+import pytest
+import torch
+
+from minformer.decode import greedy_search
+from minformer.metrics import corpus_bleu
+from minformer.tokenizer import BPETokenizer
+from minformer.train import sequence_loss
+from minformer.transformer import Transformer, TransformerConfig
+from minformer.translator import (
+    CheckpointError,
+    Translator,
+    average_states,
+    bucketed_batches,
+    encode_pairs,
+    padding_fraction,
+    references_by_source,
+    train_translator,
+    translation_loss,
+)
+
+PAIRS = [("I am here.", "Estoy aquí."), ("Go.", "Ve."), ("I am here.", "Aquí estoy."),
+         ("Where is it?", "¿Dónde está?"), ("Go.", "Vete."), ("Run!", "¡Corre!")]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return BPETokenizer.train([t for p in PAIRS for t in p] * 3, 300)
+
+
+def tiny_model(tok, seed=0, **kw):
+    torch.manual_seed(seed)
+    cfg = dict(vocab_size=tok.vocab_size, d_model=16, n_heads=2, d_ff=32, n_layers=1, max_len=40,
+               dropout=0.0, pad_id=tok.pad_id, bos_id=tok.bos_id, eos_id=tok.eos_id)
+    cfg.update(kw)
+    return Transformer(TransformerConfig(**cfg)).eval()
+
+
+def test_references_by_source_groups_translations_in_first_seen_order():
+    sources, refs = references_by_source(PAIRS)
+    assert sources == ["I am here.", "Go.", "Where is it?", "Run!"]
+    assert refs[0] == ["Estoy aquí.", "Aquí estoy."] and refs[1] == ["Ve.", "Vete."]
+    with pytest.raises(ValueError, match=r"pairs\[1\]"):
+        references_by_source([("a", "b"), ("c",)])
+
+
+def test_encode_pairs_marks_eos_and_bos(tok):
+    (src, tgt), = encode_pairs(tok, [PAIRS[0]])
+    assert src[-1] == tok.eos_id and tok.bos_id not in src
+    assert tgt[0] == tok.bos_id and tgt[-1] == tok.eos_id
+    assert tok.decode(src[:-1]) == "I am here." and tok.decode(tgt[1:-1]) == "Estoy aquí."
+    with pytest.raises(TypeError):
+        encode_pairs(tok, "I am here.")
+
+
+def random_examples(n, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    lens = torch.randint(2, 30, (n, 2), generator=g).tolist()
+    return [([5] * a, [6] * b) for a, b in lens]
+
+
+@pytest.mark.parametrize("bucket", [True, False])
+def test_bucketed_batches_use_every_example_once_and_pad_on_the_right(bucket):
+    ex = random_examples(1000)
+    batches = bucketed_batches(ex, 64, pad_id=0, seed=3, pool=4, bucket=bucket)
+    assert sum(s.shape[0] for s, _ in batches) == 1000
+    assert all(s.shape[0] <= 64 for s, _ in batches)
+    seen = sorted((int((s != 0).sum(1)[i]), int((t != 0).sum(1)[i]))
+                  for s, t in batches for i in range(s.shape[0]))
+    assert seen == sorted((len(a), len(b)) for a, b in ex)
+    for s, t in batches:  # right padding: once a row pads, it pads to the end
+        for x in (s, t):
+            real = x != 0
+            assert torch.equal(real, real.cummin(dim=1).values)
+
+
+def test_bucketing_saves_padding_and_is_reproducible():
+    # as in real pairs, a longer source tends to have a longer target
+    ex = [(a, a + b[: len(a) % 3]) for a, b in random_examples(2000)]
+    bucketed = bucketed_batches(ex, 64, seed=1)
+    plain = bucketed_batches(ex, 64, seed=1, bucket=False)
+    assert padding_fraction(bucketed) < 0.5 * padding_fraction(plain)
+    again = bucketed_batches(ex, 64, seed=1)
+    assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) for a, b in zip(bucketed, again))
+    other = bucketed_batches(ex, 64, seed=2)
+    assert not all(a[0].shape == b[0].shape and torch.equal(a[0], b[0]) for a, b in zip(bucketed, other))
+
+
+def test_bucketed_batches_without_seed_keeps_the_order():
+    ex = random_examples(10)
+    (src, tgt), = bucketed_batches(ex, 10, seed=None, bucket=False)
+    assert [int(n) for n in (src != 0).sum(1)] == [len(a) for a, _ in ex]
+
+
+def test_bucketed_batches_bad_input():
+    with pytest.raises(ValueError, match="empty"):
+        bucketed_batches([], 8)
+    with pytest.raises(TypeError, match="batch_size"):
+        bucketed_batches(random_examples(3), 8.0)
+    with pytest.raises(ValueError, match="batch_size"):
+        bucketed_batches(random_examples(3), 0)
+
+
+def test_padding_fraction_counts_pad_positions():
+    src = torch.tensor([[3, 4, 0, 0]])
+    tgt = torch.tensor([[1, 5, 2, 0]])
+    assert padding_fraction([(src, tgt)]) == pytest.approx(3 / 8)
+
+
+def test_translation_loss_is_teacher_forced_label_smoothed_ce(tok):
+    model = tiny_model(tok)
+    batch = bucketed_batches(encode_pairs(tok, PAIRS), 6, tok.pad_id, seed=None, bucket=False)[0]
+    src, tgt = batch
+    loss, n = translation_loss(0.1, tok.pad_id)(model, batch)
+    expect = sequence_loss(model(src, tgt[:, :-1]), tgt[:, 1:], tok.pad_id, 0.1)
+    assert torch.allclose(loss, expect)
+    assert n == int((tgt[:, 1:] != tok.pad_id).sum())
+
+
+def test_translation_loss_ignores_padding(tok):
+    """Extra padding on a batch changes neither the loss nor the token count."""
+    model = tiny_model(tok)
+    src, tgt = bucketed_batches(encode_pairs(tok, PAIRS), 6, tok.pad_id, seed=None, bucket=False)[0]
+    pad = torch.full((6, 3), tok.pad_id)
+    a = translation_loss(0.0, tok.pad_id)(model, (src, tgt))
+    b = translation_loss(0.0, tok.pad_id)(model, (torch.cat([src, pad], 1), torch.cat([tgt, pad], 1)))
+    assert torch.allclose(a[0], b[0], atol=1e-6) and a[1] == b[1]
+
+
+def test_translate_keeps_input_order_and_matches_greedy_search(tok):
+    model = tiny_model(tok)
+    tr = Translator(model, tok, max_source_tokens=30)
+    sentences = ["Where is it?", "Go.", "I am here.", "Run!"]
+    out = tr.translate(sentences, batch_size=3)
+    for s, o in zip(sentences, out):
+        src = torch.tensor([tok.encode(s, add_eos=True)])
+        ys = greedy_search(model, src, min(2 * src.shape[1] + 10, 39), tok.bos_id, tok.eos_id)
+        assert o == tr.detokenize(ys[0].tolist())
+    assert tr.translate(sentences, beam_size=1) == out
+    assert len(tr.translate(sentences, beam_size=3)) == 4
+
+
+def test_translate_refuses_empty_and_overlong_sentences(tok):
+    tr = Translator(tiny_model(tok), tok, max_source_tokens=8)
+    with pytest.raises(ValueError, match="sentence 2 is empty"):
+        tr.translate(["Go.", "  "])
+    with pytest.raises(ValueError, match=r"sentence 1 is too long: \d+ tokens.*at most 8"):
+        tr.translate(["Where is it? " * 5])
+    with pytest.raises(TypeError):
+        tr.translate("Go.")
+    with pytest.raises(TypeError, match="BPETokenizer"):
+        Translator(tiny_model(tok), "tokenizer")
+
+
+def test_bleu_scores_each_source_once_against_all_references(tok):
+    tr = Translator(tiny_model(tok), tok)
+    score, sources, hyps, refs = tr.bleu(PAIRS)
+    assert len(sources) == len(hyps) == len(refs) == 4
+    assert score.score == corpus_bleu(hyps, refs).score
+
+
+def test_save_and_load_round_trip_in_fp16(tok, tmp_path):
+    model = tiny_model(tok, norm_first=True)
+    tr = Translator(model, tok, max_source_tokens=30)
+    sums = tr.save(tmp_path / "ck", log={"steps": 3})
+    state = torch.load(tmp_path / "ck" / "model.pt", weights_only=True)
+    assert all(v.dtype == torch.float16 for v in state.values() if v.is_floating_point())
+    back = Translator.load(tmp_path / "ck", sha256=sums)
+    assert back.max_source_tokens == 30 and back.model.config == model.config
+    assert not back.model.training
+    for k, v in model.state_dict().items():  # fp32 → fp16 → fp32 loses only fp16's rounding
+        assert torch.equal(back.model.state_dict()[k], v.half().float())
+    assert json.loads((tmp_path / "ck" / "train_log.json").read_text()) == {"steps": 3}
+    assert back.tokenizer.merges == tok.merges
+
+
+def test_load_refuses_a_missing_or_altered_checkpoint(tok, tmp_path):
+    sums = Translator(tiny_model(tok), tok).save(tmp_path / "ck")
+    (tmp_path / "ck" / "config.json").write_text("{}")
+    with pytest.raises(CheckpointError, match="config.json differs"):
+        Translator.load(tmp_path / "ck", sha256=sums)
+    (tmp_path / "ck" / "model.pt").unlink()
+    with pytest.raises(CheckpointError, match="missing .*model.pt"):
+        Translator.load(tmp_path / "ck")
+
+
+def test_load_without_a_shipped_checkpoint_says_how_to_make_one(tmp_path, monkeypatch):
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": {}}))
+    monkeypatch.setenv("MINFORMER_DATA", str(tmp_path))
+    with pytest.raises(CheckpointError, match="train --full"):
+        Translator.load()
+
+
+def test_average_states_is_the_elementwise_mean():
+    a = {"w": torch.tensor([1.0, 2.0]), "n": torch.tensor(3)}
+    b = {"w": torch.tensor([3.0, 6.0]), "n": torch.tensor(3)}
+    avg = average_states([a, b])
+    assert torch.equal(avg["w"], torch.tensor([2.0, 4.0])) and avg["n"] == 3
+    with pytest.raises(ValueError):
+        average_states([])
+
+
+def test_train_translator_learns_a_toy_copy_task():
+    """Copying digit strings: after 300 steps greedy decoding gets most of them right."""
+    g = torch.Generator().manual_seed(0)
+    digits = "0123456789"
+    pairs = []
+    for _ in range(400):
+        n = int(torch.randint(2, 6, (1,), generator=g))
+        s = " ".join(digits[int(i)] for i in torch.randint(0, 10, (n,), generator=g))
+        pairs.append((s, s))
+    tok = BPETokenizer.train([p[0] for p in pairs], 259 + 3)
+    cfg = TransformerConfig(vocab_size=tok.vocab_size, d_model=32, n_heads=2, d_ff=64, n_layers=1,
+                            max_len=32, dropout=0.0, pad_id=tok.pad_id, bos_id=tok.bos_id,
+                            eos_id=tok.eos_id)
+    tr, history = train_translator(cfg, tok, pairs, valid_pairs=pairs[:20], steps=300, lr=3e-3,
+                                   warmup=20, batch_size=32, label_smoothing=0.0, eval_every=50,
+                                   eval_sentences=20, average_last=2, progress=False, device="cpu")
+    assert history.steps == 300 and [e[0] for e in history.evals] == [50, 100, 150, 200, 250, 300]
+    assert history.losses[-1] < 0.05 * history.losses[0]
+    assert history.evals[-1][2] > 30  # BLEU of 2-5 digit strings (few 4-grams: BLEU is harsh)
+    copied = tr.translate([p[0] for p in pairs[:50]])
+    assert sum(c == p[0] for c, p in zip(copied, pairs)) >= 25  # of 50; chance: none
+    assert history.averaged is not None and len(history.averaged) == 3
+    assert not tr.model.training
