@@ -1,0 +1,234 @@
+"""The command-line translator (python -m minformer.translate), against a tiny untrained
+checkpoint: what it prints is gibberish, but one line per sentence, and every kind of bad input
+gives one clear line on stderr and a non-zero exit, never a traceback."""
+
+import hashlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from minformer import translate
+from minformer.tokenizer import BPETokenizer
+from minformer.transformer import Transformer, TransformerConfig
+from minformer.translator import FILES, CheckpointError, Translator
+
+REPO = Path(__file__).resolve().parents[1]
+
+MAX_SOURCE = 24
+
+
+def _write_checkpoint(folder):
+    text = ["Where is the train station?", "¿Dónde está la estación de tren?", "I am hungry.",
+            "Tengo hambre."] * 3
+    tok = BPETokenizer.train(text, 300)
+    torch.manual_seed(0)
+    config = TransformerConfig(vocab_size=tok.vocab_size, d_model=16, n_heads=2, d_ff=32, n_layers=1,
+                               max_len=32, pad_id=tok.pad_id, bos_id=tok.bos_id, eos_id=tok.eos_id)
+    return Translator(Transformer(config).eval(), tok, max_source_tokens=MAX_SOURCE).save(folder, {"tiny": True})
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ckpt") / "en-es"
+    _write_checkpoint(folder)
+    return folder
+
+
+@pytest.fixture
+def data_folder(tmp_path):
+    """A data folder as MINFORMER_DATA sees it: checkpoints/en-es listed in manifest.json."""
+    sums = _write_checkpoint(tmp_path / "checkpoints" / "en-es")
+    files = {f"checkpoints/en-es/{name}": {"sha256": sums[name],
+                                           "bytes": (tmp_path / "checkpoints" / "en-es" / name).stat().st_size,
+                                           "source": "tests"} for name in FILES}
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": files}), encoding="utf-8")
+    return tmp_path
+
+
+def _run(*args, stdin="", env=None):
+    full_env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO / "code"), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "minformer.translate", *map(str, args)], input=stdin.encode(),
+                          capture_output=True, env=full_env, timeout=120)
+
+
+def _one_error_line(proc):
+    err = proc.stderr.decode()
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("minformer-translate: error: "), err
+    return lines[0]
+
+
+# ---------------------------------------------------------------- what it prints
+
+
+def test_one_line_per_argument_and_first_output_is_quick(checkpoint):
+    start = time.perf_counter()
+    proc = _run("--checkpoint", checkpoint, "--beam", 2, "Where is the train station?", "I am hungry.")
+    seconds = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.stderr == b""
+    assert len(proc.stdout.decode().split("\n")) == 3  # two lines, each ending with "\n"
+    assert seconds < 30  # interpreter + torch import + load + decode; ~2 s on a quiet 2-core CPU
+
+
+def test_stdin_lines_in_order_and_same_as_the_translator(checkpoint):
+    sentences = ["I am hungry.", "Where is the train station?", "I am here."]
+    proc = _run("--checkpoint", checkpoint, "--beam", 1, stdin="\n".join(sentences) + "\n")
+    assert proc.returncode == 0, proc.stderr.decode()
+    expected = Translator.load(checkpoint).translate(sentences, beam_size=1)
+    assert proc.stdout.decode().split("\n")[:-1] == [" ".join(s.split()) for s in expected]
+
+
+def test_main_in_process(checkpoint, capsys):
+    assert translate.main(["--checkpoint", str(checkpoint), "--beam", "3", "--length-penalty", "0",
+                           "I am hungry."]) == 0
+    out = capsys.readouterr()
+    assert out.out.count("\n") == 1 and out.err == ""
+
+
+def test_translate_lines_chunks_and_counts(checkpoint):
+    translator = Translator.load(checkpoint)
+    out = io.StringIO()
+    sentences = [f"I am {n}." for n in range(5)]
+    assert translate.translate_lines(translator, sentences, beam=1, out=out, chunk=2) == 5
+    assert out.getvalue().split("\n")[:-1] == [" ".join(s.split()) for s in translator.translate(sentences)]
+
+
+def test_read_sentences():
+    assert translate.read_sentences(["a", "b"]) == (["a", "b"], "sentence")
+    assert translate.read_sentences([], io.BytesIO("\ufeffI am.\r\nYou are.\n".encode())) == (
+        ["I am.", "You are."], "line")
+    assert translate.read_sentences([], io.StringIO("one\n")) == (["one"], "line")
+    with pytest.raises(translate.InputError, match="line 2 is empty"):
+        translate.read_sentences([], io.BytesIO(b"one\n  \nthree\n"))
+    with pytest.raises(translate.InputError, match="sentence 1 is empty"):
+        translate.read_sentences([""])
+    with pytest.raises(translate.InputError, match="input is empty"):
+        translate.read_sentences([], io.BytesIO(b""))
+    with pytest.raises(translate.InputError, match="not UTF-8 text .byte 0xff at offset 3"):
+        translate.read_sentences([], io.BytesIO(b"abc\xff\n"))
+
+
+def test_load_translator(checkpoint, tmp_path):
+    assert isinstance(translate.load_translator(checkpoint, "cpu"), Translator)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        translate.load_translator(tmp_path / "nope", None)
+
+
+def test_parser_defaults():
+    args = translate.build_parser().parse_args(["hi"])
+    assert (args.beam, args.length_penalty, args.checkpoint, args.device) == (4, 0.6, None, None)
+
+
+def test_console_script_is_declared():
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'minformer-translate = "minformer.translate:main"' in text
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("args, stdin, message", [
+    (["--beam", 1, ""], "", "sentence 1 is empty"),
+    (["--beam", 1, "Hi.", "   "], "", "sentence 2 is empty"),
+    (["--beam", 1], "I am.\n\nYou are.\n", "line 2 is empty"),
+    (["--beam", 1], "", "the input is empty"),
+    (["--beam", 1, "word " * 40], "", f"sentence 1 is too long: .* at most {MAX_SOURCE}"),
+    (["--beam", 1], "Hi.\n" + "word " * 40 + "\n", "line 2 is too long"),
+    (["--device", "cuda", "Hi."], "", "cuda.* not available"),
+])
+def test_bad_input_one_line_and_exit_1(checkpoint, args, stdin, message, monkeypatch, capsys):
+    if "cuda" in args and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    # in process (an uncaught exception would fail the test); subprocesses are checked below
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8"))
+    assert translate.main(["--checkpoint", str(checkpoint), *map(str, args)]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""  # nothing printed before the error: every sentence is checked first
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("minformer-translate: error: "), out.err
+    assert re.search(message, lines[0]), out.err
+
+
+def test_bad_input_in_a_subprocess(checkpoint):
+    proc = _run("--checkpoint", checkpoint, stdin="Hi.\n" + "word " * 40 + "\n")
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert "line 2 is too long" in _one_error_line(proc)
+
+
+def test_bad_options_exit_2(checkpoint, capsys):
+    for args in (["--beam", "0", "Hi."], ["--beam", "two", "Hi."], ["--length-penalty", "-1", "Hi."],
+                 ["--length-penalty", "nan", "Hi."], ["--device", "tpu", "Hi."]):
+        with pytest.raises(SystemExit) as exit_info:
+            translate.main(["--checkpoint", str(checkpoint), *args])
+        assert exit_info.value.code == 2
+        assert "minformer-translate: error: argument" in capsys.readouterr().err
+
+
+def test_no_sentences_from_a_terminal_is_a_usage_error(monkeypatch, capsys):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    assert translate.main([]) == 2
+    assert "give sentences as arguments, or pipe lines" in capsys.readouterr().err
+
+
+def test_missing_and_damaged_checkpoint_folders(checkpoint, tmp_path):
+    proc = _run("--checkpoint", tmp_path / "nope", "Hi.")
+    assert proc.returncode == 1 and "does not exist" in _one_error_line(proc)
+    proc = _run("--checkpoint", checkpoint / "model.pt", "Hi.")
+    assert proc.returncode == 1 and "is a file" in _one_error_line(proc)
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    for name in FILES:
+        (damaged / name).write_bytes((checkpoint / name).read_bytes())
+    (damaged / "config.json").unlink()
+    proc = _run("--checkpoint", damaged, "Hi.")
+    assert proc.returncode == 1 and "missing" in _one_error_line(proc) and "config.json" in proc.stderr.decode()
+    (damaged / "config.json").write_bytes((checkpoint / "config.json").read_bytes())
+    (damaged / "model.pt").write_bytes((checkpoint / "model.pt").read_bytes()[:1000])  # truncated
+    proc = _run("--checkpoint", damaged, "Hi.")
+    assert proc.returncode == 1 and "could not load the checkpoint" in _one_error_line(proc)
+
+
+def test_shipped_checkpoint_is_checked_against_the_manifest(data_folder):
+    env = {"MINFORMER_DATA": str(data_folder)}
+    proc = _run("--beam", 1, "I am hungry.", env=env)
+    assert proc.returncode == 0 and proc.stdout.count(b"\n") == 1, proc.stderr.decode()
+    path = data_folder / "checkpoints" / "en-es" / "model.pt"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one bit of one weight: still loads, but is not what shipped
+    path.write_bytes(bytes(data))
+    assert hashlib.sha256(data).hexdigest() not in (data_folder / "manifest.json").read_text()
+    proc = _run("I am hungry.", env=env)
+    line = _one_error_line(proc)
+    assert proc.returncode == 1 and "model.pt differs from the checkpoint that was shipped" in line
+    path.unlink()
+    proc = _run("I am hungry.", env=env)
+    assert proc.returncode == 1 and "missing" in _one_error_line(proc)
+
+
+def test_no_checkpoint_in_manifest_or_no_data_folder(tmp_path):
+    (tmp_path / "manifest.json").write_text('{"files": {}}', encoding="utf-8")
+    proc = _run("Hi.", env={"MINFORMER_DATA": str(tmp_path)})
+    assert proc.returncode == 1 and "lists no checkpoint" in _one_error_line(proc)
+    proc = _run("Hi.", env={"MINFORMER_DATA": str(tmp_path / "absent")})
+    assert proc.returncode == 1 and "is not a folder" in _one_error_line(proc)
+
+
+def test_closed_pipe_is_not_an_error(checkpoint):
+    full_env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO / "code"))
+    proc = subprocess.run(f"{sys.executable} -m minformer.translate --checkpoint {checkpoint} --beam 1 | head -c 1",
+                          shell=True, input=b"I am.\n" * 200, capture_output=True, env=full_env, timeout=120)
+    assert b"Traceback" not in proc.stderr and b"Error" not in proc.stderr, proc.stderr
