@@ -243,6 +243,20 @@ def scaled_dot_product_attention(Q, K, V, mask=None, return_weights: bool = Fals
     Q is scaled by 1/√d_k before the product, as PyTorch does, so float16 scores do not
     overflow where the scaled ones fit.
     """
+    batch = _check_attention_inputs(Q, K, V)
+    if mask is not None:
+        check_mask(mask, (*batch, Q.shape[-2], K.shape[-2]))
+        warn_empty_rows(mask, Q.shape[-2] == K.shape[-2], allow_empty_rows, Q.shape[-2])
+    d_k = Q.shape[-1]
+    scores = (Q / math.sqrt(d_k)) @ K.transpose(-2, -1)  # (..., t_q, t_k), Q scaled first
+    A = _masked_softmax(scores, mask)  # (..., t_q, t_k); rows sum to 1 (0 if fully masked)
+    Y = A @ V  # (..., t_q, d_v)
+    return (Y, A) if return_weights else Y
+
+
+def _check_attention_inputs(Q, K, V):
+    """Q (..., t_q, d_k), K (..., t_k, d_k), V (..., t_k, d_v): one dtype, one device, leading
+    axes that broadcast. Returns the broadcast leading (batch) shape."""
     for name, X in (("Q", Q), ("K", K), ("V", V)):
         validate.tensor(X, name, floating=True)
         if X.ndim < 2:
@@ -263,11 +277,113 @@ def scaled_dot_product_attention(Q, K, V, mask=None, return_weights: bool = Fals
     except RuntimeError:
         raise ValueError(f"the leading (batch) axes of Q, K, V do not broadcast: {shapes}") \
             from None
+    return batch
+
+
+# ----------------------------------------------------------------------------- online softmax
+
+def online_softmax_update(m, ell, acc, S, V_block):
+    """One step of online softmax: fold a block of keys into the running statistics.
+
+    For each query row, m is the largest score seen so far, ℓ (``ell``) = Σ exp(s_j - m) over the
+    keys seen so far and acc = Σ exp(s_j - m) v_j. A new block of scores S (its masked keys at
+    -inf) with values V_block moves the maximum to m' = max(m, max_j S_j); the old sums were
+    taken relative to m, so they are rescaled by exp(m - m') before the block's terms are added:
+
+        ℓ' = exp(m - m') ℓ + Σ_j exp(S_j - m'),   acc' = exp(m - m') acc + Σ_j exp(S_j - m') v_j
+
+    After the last block acc / ℓ is softmax(scores) V exactly. A row that has seen only masked
+    keys keeps m = -inf, ℓ = 0, acc = 0 (the shift is taken as 0 there, so no NaN appears).
+    m, ell: (..., t_q, 1); acc: (..., t_q, d_v); S: (..., t_q, b); V_block: (..., b, d_v).
+    Returns the new (m, ell, acc).
+    """
+    for name, X in (("m", m), ("ell", ell), ("acc", acc), ("S", S), ("V_block", V_block)):
+        validate.tensor(X, name, floating=True)
+    t_q, b = S.shape[-2], S.shape[-1]
+    ok = (m.shape[-2:] == (t_q, 1) and ell.shape[-2:] == (t_q, 1) and S.ndim >= 2
+          and V_block.shape[-2] == b and acc.shape[-2:] == (t_q, V_block.shape[-1]))
+    if not ok:
+        raise ValueError(f"shapes do not fit m, ell (..., t_q, 1), acc (..., t_q, d_v), S (..., "
+                         f"t_q, b), V_block (..., b, d_v): m {tuple(m.shape)}, ell "
+                         f"{tuple(ell.shape)}, acc {tuple(acc.shape)}, S {tuple(S.shape)}, "
+                         f"V_block {tuple(V_block.shape)}")
+    return _online_update(m, ell, acc, S, V_block)
+
+
+def _online_update(m, ell, acc, S, V_block):
+    m_new = torch.maximum(m, S.amax(dim=-1, keepdim=True))  # (..., t_q, 1)
+    shift = m_new.masked_fill(m_new == float("-inf"), 0.0)  # rows with nothing seen yet: 0
+    P = torch.exp(S - shift)  # (..., t_q, b); masked keys give exactly 0
+    alpha = torch.exp(m - shift)  # (..., t_q, 1): rescales the old sums; 0 when m = -inf
+    return m_new, alpha * ell + P.sum(dim=-1, keepdim=True), alpha * acc + P @ V_block
+
+
+def _blocks(t_k: int, block_size: int):
+    return [(j, min(j + block_size, t_k)) for j in range(0, t_k, block_size)]
+
+
+def _block_scores(Q_scaled, K, mask, j0, j1):
+    """Scores of all queries against keys j0 … j1 - 1, masked keys at -inf: (..., t_q, b)."""
+    S = Q_scaled @ K[..., j0:j1, :].transpose(-2, -1)  # (..., t_q, b)
     if mask is not None:
-        check_mask(mask, (*batch, Q.shape[-2], K.shape[-2]))
-        warn_empty_rows(mask, Q.shape[-2] == K.shape[-2], allow_empty_rows, Q.shape[-2])
-    d_k = Q.shape[-1]
-    scores = (Q / math.sqrt(d_k)) @ K.transpose(-2, -1)  # (..., t_q, t_k), Q scaled first
-    A = _masked_softmax(scores, mask)  # (..., t_q, t_k); rows sum to 1 (0 if fully masked)
-    Y = A @ V  # (..., t_q, d_v)
-    return (Y, A) if return_weights else Y
+        S = S.masked_fill(~mask[..., j0:j1], float("-inf"))
+    return S
+
+
+class _ChunkedAttention(torch.autograd.Function):
+    """Forward by online softmax over key blocks; backward recomputes each block's weights from
+    the saved row log-sum-exp (FlashAttention's recipe), so neither pass holds (t_q, t_k)."""
+
+    @staticmethod
+    def forward(ctx, Q, K, V, mask, block_size):
+        Q_scaled = Q / math.sqrt(Q.shape[-1])  # (..., t_q, d_k)
+        m = Q.new_full((*Q.shape[:-1], 1), float("-inf"))  # running max
+        ell = Q.new_zeros((*Q.shape[:-1], 1))  # running sum of exp(s - m)
+        acc = Q.new_zeros((*Q.shape[:-1], V.shape[-1]))  # running Σ exp(s - m) v
+        for j0, j1 in _blocks(K.shape[-2], block_size):
+            S = _block_scores(Q_scaled, K, mask, j0, j1)
+            m, ell, acc = _online_update(m, ell, acc, S, V[..., j0:j1, :])
+        seen = ell > 0  # (..., t_q, 1): rows with at least one visible key
+        Y = acc / ell.masked_fill(~seen, 1.0)  # fully masked rows: acc = 0, so Y = 0
+        lse = (m + torch.log(ell)).masked_fill(~seen, float("inf"))  # exp(s - lse) = softmax
+        ctx.save_for_backward(Q, K, V, Y, lse, mask)
+        ctx.block_size = block_size
+        return Y
+
+    @staticmethod
+    def backward(ctx, dY):
+        Q, K, V, Y, lse, mask = ctx.saved_tensors
+        scale = 1.0 / math.sqrt(Q.shape[-1])
+        Q_scaled = Q * scale
+        D = (dY * Y).sum(dim=-1, keepdim=True)  # (..., t_q, 1): Σ_j A_ij dA_ij
+        dQ, dK, dV = torch.zeros_like(Q), torch.zeros_like(K), torch.zeros_like(V)
+        for j0, j1 in _blocks(K.shape[-2], ctx.block_size):
+            P = torch.exp(_block_scores(Q_scaled, K, mask, j0, j1) - lse)  # A's block
+            dV[..., j0:j1, :] = P.transpose(-2, -1) @ dY
+            dS = P * (dY @ V[..., j0:j1, :].transpose(-2, -1) - D)  # d loss / d scores
+            dQ += (dS @ K[..., j0:j1, :]) * scale
+            dK[..., j0:j1, :] = dS.transpose(-2, -1) @ Q_scaled
+        return dQ, dK, dV, None, None
+
+
+def chunked_attention(Q, K, V, mask=None, block_size: int = 128):
+    """softmax(Q Kᵀ / √d_k) V computed over blocks of ``block_size`` keys by online softmax
+    (:func:`online_softmax_update`), never holding the (t_q, t_k) score matrix: the idea of
+    FlashAttention (Dao et al., 2022), in plain PyTorch.
+
+    Q: (..., t_q, d_k)   K: (..., t_k, d_k)   V: (..., t_k, d_v)   mask: bool, True = may
+    attend, shaped as for :func:`scaled_dot_product_attention` (see :func:`check_mask`).
+    Returns Y (..., t_q, d_v): the same numbers as :func:`scaled_dot_product_attention` to
+    rounding, for any block size (it need not divide t_k). A query whose keys are all masked
+    gets Y = 0 and zero gradients, as in the rest of the package (no warning here). Memory: the
+    forward pass holds (..., t_q, block_size) scores at a time; the backward pass recomputes
+    them block by block from the saved log-sum-exp of each row instead of storing them.
+    """
+    batch = _check_attention_inputs(Q, K, V)
+    validate.positive_int(block_size, "block_size")
+    t_q, t_k = Q.shape[-2], K.shape[-2]
+    if mask is not None:
+        check_mask(mask, (*batch, t_q, t_k))
+        mask = mask.expand(*batch, t_q, t_k)  # a view: no memory
+    Q, K, V = (X.expand(*batch, *X.shape[-2:]) for X in (Q, K, V))  # views
+    return _ChunkedAttention.apply(Q, K, V, mask, block_size)

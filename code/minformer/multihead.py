@@ -313,3 +313,22 @@ class MultiHeadAttentionLoop(nn.Module):
                     linear.bias.copy_(b[rows])  # (d_head,)
         self.out_proj.load_state_dict(fused.out_proj.state_dict())
         return self
+
+
+def grouped_query_attention(Q, K, V, mask=None):
+    """Grouped-query attention (Ainslie et al., 2023): h query heads share g < h key/value
+    heads, so a KV cache is h/g times smaller. Query head i uses key/value head i // (h/g).
+
+    Q: (batch, h, t_q, d_head)   K, V: (batch, g, t_k, d_head), h divisible by g. g = h is
+    multi-head attention, g = 1 multi-query attention (Shazeer, 2019). mask as for
+    :func:`~minformer.attention.scaled_dot_product_attention` on (batch, h, t_q, t_k) scores.
+    Returns Y (batch, h, t_q, d_head), the heads before the output projection.
+    """
+    for name, X in (("Q", Q), ("K", K), ("V", V)):
+        validate.tensor(X, name, ndim=4, floating=True)
+    h, g = Q.shape[1], K.shape[1]
+    if V.shape[1] != g or h % g:
+        raise ValueError(f"K and V need the same number of heads g, dividing Q's h; got Q "
+                         f"{tuple(Q.shape)}, K {tuple(K.shape)}, V {tuple(V.shape)}")
+    K, V = K.repeat_interleave(h // g, dim=1), V.repeat_interleave(h // g, dim=1)  # (b, h, …)
+    return scaled_dot_product_attention(Q, K, V, mask, allow_empty_rows=True)

@@ -4,6 +4,8 @@ tokens themselves, by adding a vector that depends on the position.
 - :func:`sinusoidal_encoding` — the fixed sines and cosines of "Attention Is All You Need".
 - :class:`SinusoidalPositions` — the same as a module that adds them to (batch, t, d_model) inputs.
 - :class:`LearnedPositions` — one trained vector per position, up to ``max_len``.
+- :func:`rotary` — rotary positions (RoPE): queries and keys rotated by their position, so that
+  their dot product depends only on the offset between them (chapter 14).
 """
 
 import torch
@@ -96,3 +98,32 @@ class LearnedPositions(nn.Module):
             x = x.to(self.weight.dtype)
         validate.same_dtype(x=x, weight=self.weight)
         return x + self.weight[start:start + t]  # (..., t, d_model)
+
+
+def rotary(X, start: int = 0, base: float = 10000.0):
+    """Rotary position embedding (RoPE, Su et al., 2021), applied to queries or keys.
+
+    Each pair of features (x_2i, x_2i+1) of the token at position p is rotated by the angle
+    p·θ_i, θ_i = base^(-2i/d) (the sinusoids' frequencies, chapter 8):
+
+        (x_2i, x_2i+1) → (x_2i cos pθ_i - x_2i+1 sin pθ_i,  x_2i sin pθ_i + x_2i+1 cos pθ_i)
+
+    Rotations keep lengths, and R(mθ)ᵀ R(nθ) = R((n - m)θ), so rotary(q at m) · rotary(k at n)
+    depends on q, k and the offset m - n only. Unlike added positions, nothing is added to the
+    values. X: (..., t, d) floating, d even; the tokens sit at positions start … start + t - 1
+    (start > 0 for new tokens after a KV cache's). Returns the same shape and dtype.
+    """
+    validate.tensor(X, "X", floating=True)
+    if X.ndim < 2 or X.shape[-1] % 2:
+        raise ValueError(f"X must be (..., t, d) with d even (features are rotated in pairs); "
+                         f"got shape {tuple(X.shape)}")
+    start = validate.integer(start, "start", minimum=0)
+    validate.number(base, "base", low=1.0, low_open=True)
+    t, d = X.shape[-2], X.shape[-1]
+    pos = torch.arange(start, start + t, dtype=torch.float64, device=X.device)  # (t,)
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64, device=X.device) / d)
+    angles = pos[:, None] * theta  # (t, d/2): p·θ_i
+    cos, sin = angles.cos().to(X.dtype), angles.sin().to(X.dtype)
+    x_even, x_odd = X[..., 0::2], X[..., 1::2]  # (..., t, d/2) each
+    rotated = (x_even * cos - x_odd * sin, x_even * sin + x_odd * cos)
+    return torch.stack(rotated, dim=-1).flatten(-2)  # (..., t, d), pairs interleaved again

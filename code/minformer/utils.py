@@ -1,4 +1,5 @@
-"""Small helpers every chapter uses: seeds, the device, a timer, and where the data lives."""
+"""Small helpers every chapter uses: seeds, the device, a timer, peak memory, and where the data
+lives."""
 
 import os
 import random
@@ -69,6 +70,31 @@ class Timer:
 
     def __repr__(self):
         return f"Timer({self.seconds:.3f} s)" if self.start is not None else "Timer(not started)"
+
+
+def peak_memory(fn, *args, **kwargs):
+    """Run ``fn(*args, **kwargs)`` and measure the most CPU memory that PyTorch's tensors held at
+    once during the call, above what they held when it started.
+
+    Every allocation and release by PyTorch's CPU allocator is recorded by its profiler
+    (``profile_memory=True``); the peak is the largest running sum of those, in call order. It
+    counts tensor storage only (not Python objects or the allocator's caches) and the same way
+    on every machine, unlike the process's resident size. Returns (fn's result, peak bytes).
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    if not callable(fn):
+        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        result = fn(*args, **kwargs)
+    cpu = torch.autograd.DeviceType.CPU
+    events = [e for e in prof.profiler.kineto_results.events()
+              if e.name() == "[memory]" and e.device_type() == cpu]  # + alloc, - free
+    held = peak = 0
+    for e in sorted(events, key=lambda e: e.start_ns()):
+        held += e.nbytes()
+        peak = max(peak, held)
+    return result, peak
 
 
 def data_dir() -> Path:
