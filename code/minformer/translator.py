@@ -136,7 +136,8 @@ def translation_loss(label_smoothing: float = 0.1, pad_id: int = 0):
     def loss_fn(model, batch):
         device = next(model.parameters()).device
         src, tgt = (x.to(device) for x in batch)
-        logits = model(src, tgt[:, :-1])  # (batch, t - 1, vocab)
+        src_mask = model.source_mask(src)  # through encode/decode: the GRU of chapter 9 works too
+        logits = model.decode(tgt[:, :-1], model.encode(src, src_mask), src_mask)  # (batch, t-1, V)
         labels = tgt[:, 1:]  # (batch, t - 1): the next token at every position
         loss = sequence_loss(logits, labels, pad_id=pad_id, label_smoothing=label_smoothing)
         return loss, int((labels != pad_id).sum())

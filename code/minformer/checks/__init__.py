@@ -55,3 +55,7 @@ __all__ += ["check_analogy", "check_negative_sampling_loss", "check_skipgram_pai
 from .architectures import check_mask_tokens  # chapter 12
 
 __all__ += ["check_mask_tokens"]
+
+from .translation import check_clipped_precision  # chapter 13
+
+__all__ += ["check_clipped_precision"]
