@@ -227,3 +227,15 @@ def test_train_translator_learns_a_toy_copy_task():
     assert sum(c == p[0] for c, p in zip(copied, pairs)) >= 25  # of 50; chance: none
     assert history.averaged is not None and len(history.averaged) == 3
     assert not tr.model.training
+
+
+def test_train_translator_trains_a_given_model_such_as_the_gru(tok):
+    from minformer.rnn import Seq2SeqGRU
+
+    torch.manual_seed(0)
+    gru = Seq2SeqGRU(tok.vocab_size, tok.vocab_size, d_emb=8, d_hidden=8, pad_id=tok.pad_id)
+    tr, history = train_translator(gru, tok, PAIRS, steps=5, batch_size=3, progress=False, device="cpu")
+    assert tr.model is gru and history.steps == 5
+    assert len(tr.translate(["Go."])) == 1
+    with pytest.raises(TypeError, match="TransformerConfig or a model"):
+        train_translator("config", tok, PAIRS, steps=1)

@@ -309,14 +309,17 @@ def average_states(states: Sequence[dict]) -> dict:
             if states[0][k].is_floating_point() else states[0][k] for k in states[0]}
 
 
-def train_translator(config: TransformerConfig, tokenizer: BPETokenizer, train_pairs, *,
+def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
                      valid_pairs=None, steps: int | None = None, max_seconds: float | None = None,
                      lr: float = 3e-3, warmup: int = 400, batch_size: int = 128,
                      label_smoothing: float = 0.1, weight_decay: float = 0.0,
                      autocast_dtype: torch.dtype | None = None, eval_every: int = 0,
                      eval_sentences: int = 500, average_last: int = 0, seed: int = 0,
                      device=None, progress: bool = True, desc: str = "translator"):
-    """Train a :class:`Transformer` translator; returns (Translator, History).
+    """Train a translator; returns (Translator, History).
+
+    config: a :class:`TransformerConfig` (a new :class:`Transformer` is built after seeding), or a
+    model with the encode/decode interface (e.g. chapter 9's ``Seq2SeqGRU``), trained as it is.
 
     Adam(W) at peak ``lr`` with linear warmup over ``warmup`` steps then inverse-square-root decay,
     gradient clipping at 1, label smoothing, batches re-bucketed every epoch. With valid_pairs and
@@ -326,9 +329,15 @@ def train_translator(config: TransformerConfig, tokenizer: BPETokenizer, train_p
     """
     seed_everything(seed)
     device = pick_device(device) if device is None or isinstance(device, str) else device
-    model = Transformer(config).to(device)
+    if isinstance(config, TransformerConfig):
+        model = Transformer(config).to(device)
+        max_source = config.max_len
+    elif isinstance(config, torch.nn.Module):
+        model, max_source = config.to(device), 1024
+    else:
+        raise TypeError(f"config must be a TransformerConfig or a model; got {type(config).__name__}")
     examples = encode_pairs(tokenizer, train_pairs)
-    translator = Translator(model, tokenizer, max_source_tokens=config.max_len)
+    translator = Translator(model, tokenizer, max_source_tokens=max_source)
 
     def data(epoch):
         return bucketed_batches(examples, batch_size, tokenizer.pad_id, seed=seed * 1000 + epoch)
