@@ -40,7 +40,7 @@ def _data(fragment):
 
 def test_one_self_contained_fragment():
     h = attention_explorer_html(_examples(), title="Demo")
-    assert h.startswith('<div class="mfx" data-mfx="mfx-') and h.endswith("</div>")
+    assert h.startswith('<div class="mfx tex2jax_ignore mathjax_ignore" data-mfx="mfx-') and h.endswith("</div>")
     assert h.count("<style>") == 1 and h.count("<script>") == 1 and h.count("</script>") == 1
     for external in ("src=", "href=", "<link", "http://", "https://", "@import", "url("):
         assert external not in h, external  # no CDN, no file beside it

@@ -155,9 +155,7 @@ _JS = r"""
         var a = tokEl(e.src[s]);
         srcBox.appendChild(a); srcEls.push(a);
       }
-      var cell = Math.max(12, Math.min(26, Math.floor((root.clientWidth - 150) / Math.max(1, e.src.length)) - 1));
-      heat.style.setProperty("--mfx-cell", cell + "px");
-      heat.style.gridTemplateColumns = "auto repeat(" + e.src.length + ", " + cell + "px)";
+      fit();
       heat.appendChild(el("span"));
       for (s = 0; s < e.src.length; s++) heat.appendChild(el("span", "mfx-col", shown(e.src[s])));
       for (t = 0; t < e.tgt.length; t++) {
@@ -177,6 +175,12 @@ _JS = r"""
       }
       if (pinned !== null && pinned >= e.tgt.length) pinned = null;
       paint(w, pinned);
+    }
+    function fit() {  // heatmap cells as large as the width allows, 12 to 26 px
+      var n = ex[+sSel.value].src.length, width = root.clientWidth || 700;  // 0 while hidden
+      var cell = Math.max(12, Math.min(26, Math.floor((width - 150) / n) - 1));
+      heat.style.setProperty("--mfx-cell", cell + "px");
+      heat.style.gridTemplateColumns = "auto repeat(" + n + ", " + cell + "px)";
     }
     function tokEl(text) {  // a token box: its text, and a line for its weight
       var b = el("span", "mfx-tok");
@@ -199,10 +203,17 @@ _JS = r"""
     sSel.addEventListener("change", function () { pinned = null; render(); });
     lSel.addEventListener("change", render);
     hSel.addEventListener("change", render);
+    window.addEventListener("resize", fit);
     if (P.hover !== undefined && +P.hover >= 0) pinned = +P.hover;
     render();
   }
-  var roots = document.querySelectorAll("div.mfx[data-mfx='" + ID + "']:not([data-mfx-ready])");
+  var sel = "div.mfx[data-mfx='" + ID + "']:not([data-mfx-ready])";
+  function find(scope) {  // in the page, else in open shadow roots (where some notebook front ends put outputs)
+    var found = [].slice.call(scope.querySelectorAll(sel)), all = scope.querySelectorAll("*");
+    for (var k = 0; k < all.length && !found.length; k++) if (all[k].shadowRoot) found = find(all[k].shadowRoot);
+    return found;
+  }
+  var roots = find(document);
   for (var r = 0; r < roots.length; r++) setup(roots[r]);
 })();
 """
@@ -326,7 +337,8 @@ def attention_explorer_html(examples: Sequence[dict], title: str = "Cross-attent
     script = _JS.replace("__ID__", uid).replace("__DATA__", data)
     esc = html.escape
     return (
-        f'<div class="mfx" data-mfx="{uid}" id="{uid}">'
+        # tex2jax_ignore, mathjax_ignore: the book's MathJax also scans outputs, and a token is no formula
+        f'<div class="mfx tex2jax_ignore mathjax_ignore" data-mfx="{uid}" id="{uid}">'
         f"<style>{_CSS}</style>"
         f'<div class="mfx-title">{esc(title)}</div>'
         '<div class="mfx-controls">'
