@@ -11,7 +11,12 @@ import torch
 from helpers import rejects
 
 from minformer import checks
-from minformer.attention import dot_product_attention, scaled_dot_product_attention, softmax
+from minformer.attention import (
+    dot_product_attention,
+    online_softmax_update,
+    scaled_dot_product_attention,
+    softmax,
+)
 from minformer.checks.blocks import _ln, _placed
 from minformer.checks.embeddings import (
     analogy_reference,
@@ -80,6 +85,8 @@ SOLUTIONS = {
     "ns_loss": (checks.check_negative_sampling_loss, (negative_sampling_loss_reference,),
                 "negative_sampling_loss"),
     "analogy": (checks.check_analogy, (analogy_reference,), "analogy"),
+    "online_softmax": (checks.check_online_softmax_update, (online_softmax_update,),
+                       "online softmax update"),
 }
 NAMES = sorted(SOLUTIONS)
 

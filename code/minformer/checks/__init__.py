@@ -59,3 +59,7 @@ __all__ += ["check_mask_tokens"]
 from .translation import check_clipped_precision  # chapter 13
 
 __all__ += ["check_clipped_precision"]
+
+from .efficient import check_online_softmax_update  # chapter 14
+
+__all__ += ["check_online_softmax_update"]

@@ -1,0 +1,134 @@
+"""Checker for chapter 14 (efficient attention): one block update of online softmax."""
+
+import math
+
+import torch
+
+from ..attention import online_softmax_update
+from ._core import call, checker, fail, random_name
+
+
+def _state(lead, t_q, d_v, g, empty=False):
+    """(m, ell, acc) after some keys were seen (or none: -inf, 0, 0), float64."""
+    if empty:
+        return (torch.full((*lead, t_q, 1), -math.inf, dtype=torch.float64),
+                torch.zeros(*lead, t_q, 1, dtype=torch.float64),
+                torch.zeros(*lead, t_q, d_v, dtype=torch.float64))
+    m = torch.randn(*lead, t_q, 1, generator=g, dtype=torch.float64)
+    ell = 1.0 + 3.0 * torch.rand(*lead, t_q, 1, generator=g, dtype=torch.float64)
+    acc = torch.randn(*lead, t_q, d_v, generator=g, dtype=torch.float64)
+    return m, ell, acc
+
+
+def _block(lead, t_q, b, d_v, g, scale=1.0, shift=0.0):
+    S = shift + scale * torch.randn(*lead, t_q, b, generator=g, dtype=torch.float64)
+    V = torch.randn(*lead, b, d_v, generator=g, dtype=torch.float64)
+    return S, V
+
+
+def _cases(rng, seed):
+    g = torch.Generator().manual_seed(14)
+    cases = []
+    S, V = _block((), 3, 4, 2, g)
+    cases.append(("the first block (nothing seen yet: m = -inf, ℓ = 0, acc = 0), t_q=3, b=4",
+                  (*_state((), 3, 2, g, empty=True), S, V)))
+    S, V = _block((), 3, 5, 2, g, shift=4.0)
+    cases.append(("a block whose scores exceed the running max (m must move up)",
+                  (*_state((), 3, 2, g), S, V)))
+    S, V = _block((), 4, 3, 3, g, shift=-5.0)
+    cases.append(("a block whose scores are all below the running max (m stays)",
+                  (*_state((), 4, 3, g), S, V)))
+    m, ell, acc = _state((), 2, 2, g)
+    S, V = _block((), 2, 4, 2, g, scale=30.0, shift=900.0)
+    cases.append(("scores near 1000 (exp(1000) overflows: subtract the maximum first)",
+                  (m + 880.0, ell, acc, S, V)))
+    S = torch.full((3, 4), -math.inf, dtype=torch.float64)
+    cases.append(("a fully masked block (every score -inf) after some keys: nothing changes",
+                  (*_state((), 3, 2, g), S, _block((), 3, 4, 2, g)[1])))
+    cases.append(("a fully masked first block: still nothing seen, and no NaN",
+                  (*_state((), 3, 2, g, empty=True), S.clone(), _block((), 3, 4, 2, g)[1])))
+    S, V = _block((), 4, 6, 2, g)
+    S[:, ::2] = -math.inf
+    S[1] = -math.inf  # query 1 sees nothing in this block
+    cases.append(("a partly masked block (some scores -inf, one query sees none)",
+                  (*_state((), 4, 2, g), S, V)))
+    S, V = _block((2, 3), 5, 4, 3, g)
+    cases.append(("a batch of 2 sequences x 3 heads: S (2, 3, 5, 4), V_block (2, 3, 4, 3)",
+                  (*_state((2, 3), 5, 3, g), S, V)))
+    S, V = _block((), 3, 1, 2, g, shift=1.0)
+    cases.append(("a block of one key (b = 1)", (*_state((), 3, 2, g), S, V)))
+    rg = torch.Generator().manual_seed(seed)
+    t_q, b, d_v = int(rng.integers(1, 7)), int(rng.integers(1, 9)), int(rng.integers(1, 5))
+    S, V = _block((), t_q, b, d_v, rg, scale=float(rng.uniform(0.5, 20.0)))
+    cases.append((random_name(seed, f"t_q={t_q}, b={b}, d_v={d_v}"),
+                  (*_state((), t_q, d_v, rg), S, V)))
+    return cases
+
+
+def _diagnose(args, got, want, where):
+    m, ell, acc, S, V = args
+    names = ("m", "ℓ (ell)", "acc")
+    for name, x, w in zip(names, got, want):
+        if x.shape != w.shape:
+            fail(f"on {where}: {name} has shape {tuple(x.shape)}, expected {tuple(w.shape)} "
+                 "(keep the axis of size 1 of m and ℓ: amax/sum with keepdim=True)")
+    if any(bool(x.isnan().any()) for x in got):
+        fail(f"on {where}: the result has NaN. exp(-inf - (-inf)) is NaN: while a query has "
+             "seen only masked keys its maximum is -inf; shift by 0 there instead of by -inf")
+    if not torch.allclose(got[0], want[0]):
+        fail(f"on {where}: the new m is wrong; it is the larger of the old m and the largest "
+             "score of the block, per query: torch.maximum(m, S.amax(-1, keepdim=True))")
+    if any(bool(torch.isinf(x).any()) for x in got[1:]):
+        fail(f"on {where}: ℓ or acc overflowed to inf: take exp of the scores minus the new "
+             "maximum m', never of the raw scores")
+    m_new = want[0]
+    shift = m_new.masked_fill(m_new == -math.inf, 0.0)
+    P = torch.exp(S - shift)
+    if not torch.allclose(got[1], want[1]):
+        if torch.allclose(got[1], ell + P.sum(-1, keepdim=True)):
+            fail(f"on {where}: ℓ is the old ℓ plus the block's sum; the old ℓ was summed "
+                 "relative to the old maximum m, so rescale it by exp(m - m') first")
+        fail(f"on {where}: ℓ is wrong: ℓ' = exp(m - m') ℓ + Σ_j exp(S_j - m')")
+    if not torch.allclose(got[2], want[2]):
+        if torch.allclose(got[2], acc + P @ V):
+            fail(f"on {where}: acc is the old acc plus the block's part; rescale the old acc "
+                 "by exp(m - m') as you did ℓ")
+        if torch.allclose(got[2], want[2] / want[1].clamp_min(1e-300)):
+            fail(f"on {where}: acc is already divided by ℓ; keep acc unnormalized "
+                 "(Σ exp(s_j - m) v_j): the division by ℓ happens once, after the last block")
+        fail(f"on {where}: acc is wrong: acc' = exp(m - m') acc + exp(S - m') V_block")
+
+
+@checker("online softmax update")
+def check_online_softmax_update(fn, rng, seed):
+    """``fn(m, ell, acc, S, V_block) -> (m, ell, acc)``: fold one block of scores S
+    (..., t_q, b) and values V_block (..., b, d_v) into the running maximum m (..., t_q, 1),
+    sum ℓ (..., t_q, 1) and unnormalized output acc (..., t_q, d_v). Then a whole chain of
+    blocks must give softmax(scores) V."""
+    cases = _cases(rng, seed)
+    for where, args in cases:
+        out = call(fn, *(a.clone() for a in args), what=getattr(fn, "__name__", "your function"),
+                   where=where)
+        if not (isinstance(out, (tuple, list)) and len(out) == 3):
+            fail(f"on {where}: return the three new statistics (m, ell, acc); got "
+                 f"{type(out).__name__}")
+        if not all(isinstance(x, torch.Tensor) for x in out):
+            fail(f"on {where}: m, ell and acc must be torch tensors")
+        want = online_softmax_update(*args)
+        got = tuple(x.double() for x in out)
+        ok = all(x.shape == w.shape and torch.allclose(x, w, equal_nan=False) for x, w in
+                 zip(got, want))
+        if not ok:
+            _diagnose(args, got, want, where)
+    # a chain of blocks, state passed from one call to the next, gives softmax(scores) V
+    g = torch.Generator().manual_seed(seed)
+    scores = 8.0 * torch.randn(4, 11, generator=g, dtype=torch.float64)
+    values = torch.randn(11, 3, generator=g, dtype=torch.float64)
+    m, ell, acc = _state((), 4, 3, g, empty=True)
+    for j0, j1 in ((0, 4), (4, 5), (5, 11)):
+        m, ell, acc = (x.double() for x in fn(m, ell, acc, scores[:, j0:j1], values[j0:j1]))
+    if not torch.allclose(acc / ell, scores.softmax(-1) @ values):
+        fail("folding the blocks (0-3, 4, 5-10) of an (4, 11) score matrix one after the "
+             "other does not give softmax(scores) V: each call must return the state the next "
+             "call starts from")
+    return len(cases) + 1
