@@ -88,8 +88,11 @@ twins: $(STAMP)
 lab: $(STAMP)
 	$(BIN)/jupyter lab
 
+# Every speed and memory ratio in one table (about 5 minutes), also written to
+# benchmarks/results.md, which the book shows as an appendix. One thread per kernel, like `make
+# test`, but the CPU's own instruction set: the AVX2 pin would make bf16 emulated and slow.
 bench: $(STAMP)
-	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	env OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 RAYON_NUM_THREADS=1 $(BIN)/python benchmarks/suite.py
 
 clean:
 	rm -rf _build .pytest_cache

@@ -56,25 +56,16 @@ def timed(fn, *args):
     return out, time.perf_counter() - t0
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--vocab-size", type=int, default=8000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--data", type=Path, default=REPO / "data" / "translation")
-    args = parser.parse_args()
-
-    train = read_sentences(args.data / "train.tsv")
-    held_out = read_sentences(args.data / "valid.tsv")
-    print(
-        f"train split: {len(train):,} sentences ({sum(map(len, train)):,} characters); "
-        f"held out (valid): {len(held_out):,} sentences; vocab_size {args.vocab_size}"
-    )
-
+def measure(repeats: int, vocab_size: int = 8000, data: Path = REPO / "data" / "translation"):
+    """Seconds per run (lists) of training and encoding, ours and theirs, run back to back;
+    the two tokenizers; tokens per held-out sentence of each."""
+    train = read_sentences(data / "train.tsv")
+    held_out = read_sentences(data / "valid.tsv")
     t = {k: [] for k in ("ours_train", "theirs_train", "ours_enc", "theirs_enc", "theirs_enc1")}
-    for _ in range(args.repeats):
-        ours, dt = timed(lambda: BPETokenizer.train(train, args.vocab_size))
+    for _ in range(repeats):
+        ours, dt = timed(lambda: BPETokenizer.train(train, vocab_size))
         t["ours_train"].append(dt)
-        theirs, dt = timed(lambda: train_theirs(train, args.vocab_size))
+        theirs, dt = timed(lambda: train_theirs(train, vocab_size))
         t["theirs_train"].append(dt)
         ours_ids, dt = timed(ours.encode_batch, train)
         t["ours_enc"].append(dt)
@@ -82,10 +73,23 @@ def main():
         t["theirs_enc"].append(dt)
         _, dt = timed(lambda tok=theirs: [tok.encode(s) for s in train])
         t["theirs_enc1"].append(dt)
-
     assert all(ours.decode(ids) == s for ids, s in zip(ours_ids, train)), "round trip failed"
     ours_tps = sum(len(ours.encode(s)) for s in held_out) / len(held_out)
     theirs_tps = sum(len(e.ids) for e in theirs.encode_batch(held_out)) / len(held_out)
+    return t, ours, theirs, ours_tps, theirs_tps
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--vocab-size", type=int, default=8000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=REPO / "data" / "translation")
+    args = parser.parse_args()
+
+    print(
+        f"train split of {args.data}; vocab_size {args.vocab_size}; {args.repeats} repeats"
+    )
+    t, ours, theirs, ours_tps, theirs_tps = measure(args.repeats, args.vocab_size, args.data)
     med = {k: statistics.median(v) for k, v in t.items()}
 
     print(f"vocabulary: ours {ours.vocab_size}, tokenizers {theirs.get_vocab_size()}")

@@ -1,0 +1,64 @@
+"""Peak memory of chunked attention (online softmax over key blocks) against naive attention.
+
+Causal self-attention, batch 1, 8 heads, d_head 64, L = 2048, forward pass without gradients:
+naive is minformer.attention.scaled_dot_product_attention (it materializes the (8, L, L) score
+and weight matrices), chunked is minformer.attention.chunked_attention with blocks of 128 keys;
+F.scaled_dot_product_attention is shown for reference. Both outputs must agree (allclose).
+
+Peak memory is measured with minformer.utils.peak_memory: every allocation and release of
+PyTorch's CPU allocator during the call, as recorded by its profiler, summed in order; the
+peak is the most tensor memory held at once above what was held before the call (inputs and
+the shared (L, L) mask excluded, since both methods receive them). Tensor storage only: not
+Python objects, not the allocator's caches. Goal: chunked / naive ≤ 1/8.
+
+    python benchmarks/memory.py
+"""
+
+import time
+
+import torch
+import torch.nn.functional as F
+
+from minformer.attention import chunked_attention, scaled_dot_product_attention
+from minformer.masks import causal_mask
+from minformer.utils import peak_memory
+
+BATCH, HEADS, L, D_HEAD, BLOCK = 1, 8, 2048, 64, 128
+GOAL = 1 / 8
+
+
+def measure(reps: int = 2) -> dict:
+    """{method: [(peak bytes, seconds), ...]} for naive, chunked and PyTorch's SDPA."""
+    g = torch.Generator().manual_seed(0)
+    Q, K, V = (torch.randn(BATCH, HEADS, L, D_HEAD, generator=g) for _ in range(3))
+    mask = causal_mask(L)
+    methods = {
+        "naive": lambda: scaled_dot_product_attention(Q, K, V, mask),
+        "chunked": lambda: chunked_attention(Q, K, V, mask, block_size=BLOCK),
+        "torch SDPA": lambda: F.scaled_dot_product_attention(Q, K, V, attn_mask=mask),
+    }
+    results = {name: [] for name in methods}
+    outputs = {}
+    with torch.no_grad():
+        for r in range(reps):
+            for name in (list(methods) if r % 2 == 0 else list(methods)[::-1]):
+                start = time.perf_counter()
+                out, peak = peak_memory(methods[name])
+                results[name].append((peak, time.perf_counter() - start))
+                outputs[name] = out
+    torch.testing.assert_close(outputs["chunked"], outputs["naive"], atol=1e-4, rtol=1e-4)
+    return results
+
+
+def main():
+    results = measure()
+    print(f"causal attention, batch {BATCH}, {HEADS} heads, L {L}, d_head {D_HEAD}, forward; "
+          f"peak tensor memory (MiB) during the call")
+    for name, runs in results.items():
+        print(f"  {name:11s} {max(p for p, _ in runs) / 2**20:8.1f} MiB")
+    ratio = max(p for p, _ in results["chunked"]) / max(p for p, _ in results["naive"])
+    print(f"  chunked / naive = {ratio:.4f} (goal ≤ {GOAL:.3f})")
+
+
+if __name__ == "__main__":
+    main()
