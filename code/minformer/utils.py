@@ -1,8 +1,10 @@
 """Small helpers every chapter uses: seeds, the device, a timer, peak memory, and where the data
 lives."""
 
+import contextlib
 import os
 import random
+import sys
 import time
 from pathlib import Path
 
@@ -72,6 +74,20 @@ class Timer:
         return f"Timer({self.seconds:.3f} s)" if self.start is not None else "Timer(not started)"
 
 
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Send file descriptor 2 to /dev/null for the block (C++ log lines bypass sys.stderr)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def peak_memory(fn, *args, **kwargs):
     """Run ``fn(*args, **kwargs)`` and measure the most CPU memory that PyTorch's tensors held at
     once during the call, above what they held when it started.
@@ -85,8 +101,14 @@ def peak_memory(fn, *args, **kwargs):
 
     if not callable(fn):
         raise TypeError(f"fn must be callable; got {type(fn).__name__}")
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    with _quiet_stderr():  # the profiler logs its start and stop on the C-level stderr
+        prof.__enter__()
+    try:
         result = fn(*args, **kwargs)
+    finally:
+        with _quiet_stderr():
+            prof.__exit__(None, None, None)
     cpu = torch.autograd.DeviceType.CPU
     events = [e for e in prof.profiler.kineto_results.events()
               if e.name() == "[memory]" and e.device_type() == cpu]  # + alloc, - free
