@@ -294,3 +294,81 @@ def test_decode_interface_bad_input():
         m.decode(tgt, memory, m.source_mask(src)[:, None, None, :])
     with pytest.raises(ValueError, match=r"tgt ids must lie in \[0, 12\)"):
         m.decode(torch.full((2, 3), 12), memory)
+
+
+# ---------------------------------------------------------------------------- GRULanguageModel
+from minformer.rnn import GRULanguageModel  # noqa: E402
+
+
+@pytest.mark.parametrize("cutoffs", [None, [4, 9]])
+@pytest.mark.parametrize("n_layers", [1, 2])
+def test_gru_lm_shapes_and_normalized(cutoffs, n_layers):
+    torch.manual_seed(0)
+    lm = GRULanguageModel(20, d_emb=6, d_hidden=8, n_layers=n_layers, cutoffs=cutoffs,
+                          div_value=2.0)
+    ids = torch.randint(0, 20, (3, 5))
+    states, h = lm(ids)
+    assert states.shape == (3, 5, 8) and h.shape == (n_layers, 3, 8)
+    lp, _ = lm.log_probs(ids)
+    assert lp.shape == (3, 5, 20)
+    torch.testing.assert_close(lp.exp().sum(-1), torch.ones(3, 5))
+    targets = torch.randint(0, 20, (3, 5))
+    nll, h2 = lm.nll(ids, targets)
+    assert nll.shape == (3, 5) and (nll > 0).all()
+    torch.testing.assert_close(nll, -lp.gather(-1, targets[..., None])[..., 0])
+    torch.testing.assert_close(h2, h)
+
+
+def test_gru_lm_state_carries_over_chunks():
+    """Truncated BPTT: two chunks with the state passed on give the states of one pass."""
+    torch.manual_seed(0)
+    lm = GRULanguageModel(12, d_emb=5, d_hidden=8, cutoffs=[3, 6], div_value=2.0)
+    ids = torch.randint(0, 12, (2, 9))
+    whole, _ = lm(ids)
+    first, h = lm(ids[:, :4])
+    second, _ = lm(ids[:, 4:], h.detach())
+    torch.testing.assert_close(torch.cat([first, second], 1), whole)
+
+
+def test_gru_lm_learns_a_cycle_and_sparse_parameters():
+    torch.manual_seed(0)
+    lm = GRULanguageModel(10, d_emb=8, d_hidden=16, cutoffs=[4], sparse=True)
+    n_dense = sum(p.numel() for p in lm.dense_parameters())
+    assert n_dense == sum(p.numel() for p in lm.parameters()) - lm.embed.weight.numel()
+    opt = torch.optim.Adam(lm.dense_parameters(), lr=1e-2)
+    sopt = torch.optim.SparseAdam([lm.embed.weight], lr=1e-2)
+    stream = torch.arange(60) % 10                    # 0 1 2 … 9 0 1 …
+    x, y = stream[:-1].view(1, -1), stream[1:].view(1, -1)
+    for _ in range(150):
+        loss = lm.nll(x, y)[0].mean()
+        opt.zero_grad()
+        sopt.zero_grad()
+        loss.backward()
+        opt.step()
+        sopt.step()
+    assert loss.item() < 0.1
+
+
+def test_gru_lm_bad_input():
+    lm = GRULanguageModel(10, d_emb=4, d_hidden=6, n_layers=2)
+    ids = torch.zeros(2, 3, dtype=torch.long)
+    with pytest.raises(ValueError, match=r"ids must hold ids in \[0, 10\)"):
+        lm(torch.full((2, 3), 10))
+    with pytest.raises(TypeError, match="integer ids"):
+        lm(torch.zeros(2, 3))
+    with pytest.raises(ValueError, match=r"\(batch, t\)"):
+        lm(torch.zeros(3, dtype=torch.long))
+    with pytest.raises(TypeError, match="torch tensor"):
+        lm([[1, 2]])
+    with pytest.raises(ValueError, match=r"\(n_layers, batch, d_hidden\) = \(2, 2, 6\)"):
+        lm(ids, torch.zeros(1, 2, 6))
+    with pytest.raises(ValueError, match="same shape"):
+        lm.nll(ids, torch.zeros(2, 4, dtype=torch.long))
+    with pytest.raises(ValueError, match="strictly increasing"):
+        GRULanguageModel(10, 4, 6, cutoffs=[5, 3])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        GRULanguageModel(10, 4, 6, cutoffs=[10])
+    with pytest.raises(TypeError, match="d_hidden must be an int"):
+        GRULanguageModel(10, 4, 6.0)
+    with pytest.raises(ValueError, match="vocab_size must be at least 2"):
+        GRULanguageModel(1, 4, 6)

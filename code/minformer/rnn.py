@@ -379,3 +379,141 @@ class Seq2SeqGRU(nn.Module):
         if not return_attention:
             return ids
         return ids, (torch.stack(weights, dim=1) if self.attention else None)
+
+
+class GRULanguageModel(nn.Module):
+    """A word-level GRU language model: embedding → GRU → softmax over the vocabulary.
+
+    p(w_{t+1} | w_1 … w_t) = softmax(W_o h_t), with h_t = GRU(E[w_t], h_{t-1}).
+
+    Shapes (rows are time steps, batch first):
+        ids, targets: (batch, t) integer ids in [0, vocab_size)
+        h:            (n_layers, batch, d_hidden), the state carried in from a previous chunk
+                      (None = zeros); truncated BPTT passes it on with ``h.detach()``
+        states:       (batch, t, d_hidden), the top layer's h_t for every step
+
+    ``cutoffs=None`` uses a full softmax (a Linear d_hidden → vocab_size). A list of increasing
+    cutoffs uses an adaptive softmax (:class:`torch.nn.AdaptiveLogSoftmaxWithLoss`, Grave et al.
+    2017): ids below ``cutoffs[0]`` get their own row in a small "head" softmax, the rarer ids
+    share clusters reached through one head entry each, with smaller projections (``d_hidden /
+    div_value**i``). It is exact (every id gets a normalized probability), and fast only if ids
+    are numbered by decreasing frequency, so that most targets fall in the head.
+
+    ``sparse=True`` gives the embedding sparse gradients (only the rows of the words in the
+    batch), for :class:`torch.optim.SparseAdam`; see :meth:`dense_parameters`.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        d_emb: int,
+        d_hidden: int,
+        n_layers: int = 1,
+        cutoffs=None,
+        div_value: float = 4.0,
+        dropout: float = 0.0,
+        sparse: bool = False,
+    ):
+        super().__init__()
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("d_emb", d_emb),
+            ("d_hidden", d_hidden),
+            ("n_layers", n_layers),
+        ):
+            positive_int(value, name)
+        if vocab_size < 2:
+            raise ValueError(f"vocab_size must be at least 2; got {vocab_size}")
+        number(div_value, "div_value", low=1.0)
+        number(dropout, "dropout", low=0.0, high=1.0, high_open=True)
+        if not isinstance(sparse, bool):
+            raise TypeError(f"sparse must be a bool; got {sparse!r}")
+        if cutoffs is not None:
+            if isinstance(cutoffs, (str, bytes)) or not hasattr(cutoffs, "__iter__"):
+                raise TypeError(f"cutoffs must be a list of ints or None; got {cutoffs!r}")
+            cutoffs = [integer(c, f"cutoffs[{i}]", minimum=1) for i, c in enumerate(cutoffs)]
+            if not cutoffs or cutoffs != sorted(set(cutoffs)) or cutoffs[-1] >= vocab_size:
+                raise ValueError(
+                    "cutoffs must be strictly increasing ints in [1, vocab_size="
+                    f"{vocab_size}); got {cutoffs}"
+                )
+        self.vocab_size, self.d_emb, self.d_hidden = vocab_size, d_emb, d_hidden
+        self.n_layers, self.cutoffs = n_layers, cutoffs
+        self.embed = nn.Embedding(vocab_size, d_emb, sparse=sparse)
+        self.gru = nn.GRU(d_emb, d_hidden, n_layers, batch_first=True,
+                          dropout=dropout if n_layers > 1 else 0.0)
+        self.drop = nn.Dropout(dropout)
+        if cutoffs is None:
+            self.out = nn.Linear(d_hidden, vocab_size)
+        else:
+            self.out = nn.AdaptiveLogSoftmaxWithLoss(d_hidden, vocab_size, cutoffs,
+                                                     div_value=div_value)
+
+    def dense_parameters(self):
+        """Every parameter except a sparse embedding's (which needs SparseAdam)."""
+        sparse = self.embed.sparse
+        return [p for n, p in self.named_parameters() if not (sparse and n.startswith("embed."))]
+
+    # ----------------------------------------------------------------------------- checks
+    def _ids(self, x, name: str):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{name} must be a torch tensor of ids (batch, t); got "
+                            f"{type(x).__name__}")
+        if x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
+            raise TypeError(f"{name} must hold integer ids; got dtype {x.dtype}")
+        if x.ndim != 2 or x.shape[1] == 0:
+            raise ValueError(f"{name} must be (batch, t) with t ≥ 1; got shape {tuple(x.shape)}")
+        if x.numel() and (x.min() < 0 or x.max() >= self.vocab_size):
+            raise ValueError(f"{name} must hold ids in [0, {self.vocab_size}); got min "
+                             f"{int(x.min())}, max {int(x.max())}")
+
+    def _state(self, h, batch: int):
+        if h is None:
+            return
+        want = (self.n_layers, batch, self.d_hidden)
+        if not isinstance(h, torch.Tensor) or not h.is_floating_point():
+            raise TypeError(f"h must be a float tensor (n_layers, batch, d_hidden) = {want}; "
+                            f"got {getattr(h, 'dtype', type(h).__name__)}")
+        if tuple(h.shape) != want:
+            raise ValueError(f"h must be (n_layers, batch, d_hidden) = {want}; got "
+                             f"{tuple(h.shape)}")
+
+    # ----------------------------------------------------------------------------- model
+    def forward(self, ids, h=None):
+        """Run the GRU. ids: (batch, t); h: (n_layers, batch, d_hidden) or None.
+
+        Returns states (batch, t, d_hidden) and the last state h_n (n_layers, batch, d_hidden).
+        """
+        self._ids(ids, "ids")
+        self._state(h, ids.shape[0])
+        states, h_n = self.gru(self.drop(self.embed(ids)), h)
+        return self.drop(states), h_n
+
+    def nll(self, ids, targets, h=None):
+        """Negative log-likelihood (nats) of each target given its prefix.
+
+        ids, targets: (batch, t), targets[:, i] the word after ids[:, i] (usually the stream
+        shifted by one). Returns nll (batch, t) and h_n (n_layers, batch, d_hidden); the training
+        loss is ``nll.mean()``, the perplexity ``exp(nll.mean())``.
+        """
+        self._ids(targets, "targets")
+        if isinstance(ids, torch.Tensor) and tuple(ids.shape) != tuple(targets.shape):
+            raise ValueError(f"ids and targets must have the same shape (batch, t); got "
+                             f"{tuple(ids.shape)} and {tuple(targets.shape)}")
+        states, h_n = self(ids, h)
+        flat, y = states.reshape(-1, self.d_hidden), targets.reshape(-1)
+        if self.cutoffs is None:
+            nll = nn.functional.cross_entropy(self.out(flat), y, reduction="none")
+        else:
+            nll = -self.out(flat, y).output
+        return nll.view(targets.shape), h_n
+
+    def log_probs(self, ids, h=None):
+        """log p(next word) over the whole vocabulary: (batch, t, vocab_size), and h_n."""
+        states, h_n = self(ids, h)
+        flat = states.reshape(-1, self.d_hidden)
+        if self.cutoffs is None:
+            lp = torch.log_softmax(self.out(flat), dim=-1)
+        else:
+            lp = self.out.log_prob(flat)
+        return lp.view(*ids.shape, self.vocab_size), h_n
