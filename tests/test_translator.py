@@ -175,6 +175,9 @@ def test_save_and_load_round_trip_in_fp16(tok, tmp_path):
     for k, v in model.state_dict().items():  # fp32 → fp16 → fp32 loses only fp16's rounding
         assert torch.equal(back.model.state_dict()[k], v.half().float())
     assert json.loads((tmp_path / "ck" / "train_log.json").read_text()) == {"steps": 3}
+    # the tied embedding matrix (source, target, output) is stored once: one shared storage
+    tied = ["src_embed.weight", "tgt_embed.weight"]
+    assert len(tied) == 2 and state[tied[0]].data_ptr() == state[tied[1]].data_ptr()
     assert back.tokenizer.merges == tok.merges
 
 
@@ -239,3 +242,28 @@ def test_train_translator_trains_a_given_model_such_as_the_gru(tok):
     assert len(tr.translate(["Go."])) == 1
     with pytest.raises(TypeError, match="TransformerConfig or a model"):
         train_translator("config", tok, PAIRS, steps=1)
+
+
+# ---------------------------------------------------------------- the shipped checkpoint
+
+
+def test_the_shipped_checkpoint_is_listed_small_fp16_and_translates():
+    from minformer.data import load_manifest
+    from minformer.translator import CHECKPOINT, FILES, FULL
+    from minformer.utils import data_dir
+
+    files = load_manifest()["files"]
+    for name in FILES:
+        assert f"{CHECKPOINT}/{name}" in files, name
+    model_file = data_dir() / CHECKPOINT / "model.pt"
+    assert model_file.stat().st_size <= 15_000_000
+    state = torch.load(model_file, map_location="cpu", weights_only=True)
+    assert {v.dtype for v in state.values() if v.is_floating_point()} == {torch.float16}
+    tr = Translator.load()  # checked against the manifest's sha256
+    c = tr.model.config
+    assert (c.d_model, c.n_layers, c.norm_first) == (FULL["d_model"], FULL["n_layers"], FULL["norm_first"])
+    assert tr.tokenizer.vocab_size == FULL["vocab_size"]
+    out = tr.translate(["I am hungry.", "Where is the train station?"], beam_size=4)
+    assert all(o and o != s for o, s in zip(out, ["I am hungry.", "Where is the train station?"]))
+    log = json.loads((data_dir() / CHECKPOINT / "train_log.json").read_text(encoding="utf-8"))
+    assert {"test_beam1", "test_beam4", "holdout_beam4", "valid_beam4"} <= set(log["bleu"])

@@ -236,8 +236,12 @@ class Translator:
             raise TypeError("only a minformer Transformer can be saved as a translator checkpoint")
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        state = {k: (v.to(dtype) if v.is_floating_point() else v).cpu().clone()
-                 for k, v in self.model.state_dict().items()}
+        state, done = {}, {}  # tied weights (one embedding for source, target and output) share
+        for k, v in self.model.state_dict().items():  # storage: convert once, so saved once
+            key = (v.untyped_storage().data_ptr(), v.storage_offset(), tuple(v.shape))
+            if key not in done:
+                done[key] = (v.to(dtype) if v.is_floating_point() else v).cpu().clone()
+            state[k] = done[key]
         torch.save(state, folder / "model.pt")
         config = dict(vars(self.model.config), max_source_tokens=self.max_source_tokens)
         (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
