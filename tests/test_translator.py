@@ -6,6 +6,7 @@ import json
 import pytest
 import torch
 
+from minformer.data import load_translation_pairs
 from minformer.decode import greedy_search
 from minformer.metrics import corpus_bleu
 from minformer.tokenizer import BPETokenizer
@@ -267,3 +268,18 @@ def test_the_shipped_checkpoint_is_listed_small_fp16_and_translates():
     assert all(o and o != s for o, s in zip(out, ["I am hungry.", "Where is the train station?"]))
     log = json.loads((data_dir() / CHECKPOINT / "train_log.json").read_text(encoding="utf-8"))
     assert {"test_beam1", "test_beam4", "holdout_beam4", "valid_beam4"} <= set(log["bleu"])
+
+
+def test_the_kv_cache_gives_the_shipped_translator_identical_tokens():
+    from minformer.decode import beam_search
+    from minformer.translator import _pad
+
+    tr = Translator.load()
+    tok, model = tr.tokenizer, tr.model
+    sources, _ = references_by_source(load_translation_pairs("test"))
+    src = _pad(tr.encode_sources(sources[::100]), tok.pad_id)  # 17 sentences, padded
+    for search, kw in ((greedy_search, {}), (beam_search, {"beam_size": 4, "length_penalty": 0.6})):
+        args = (model, src) if search is greedy_search else (model, src, kw.pop("beam_size"))
+        cached = search(*args, 40, tok.bos_id, tok.eos_id, pad_id=tok.pad_id, **kw)
+        plain = search(*args, 40, tok.bos_id, tok.eos_id, pad_id=tok.pad_id, use_cache=False, **kw)
+        assert torch.equal(cached, plain), search.__name__
