@@ -272,12 +272,11 @@ def test_the_shipped_checkpoint_is_listed_small_fp16_and_translates():
 
 def test_the_kv_cache_gives_the_shipped_translator_identical_tokens():
     from minformer.decode import beam_search
-    from minformer.translator import _pad
 
     tr = Translator.load()
     tok, model = tr.tokenizer, tr.model
     sources, _ = references_by_source(load_translation_pairs("test"))
-    src = _pad(tr.encode_sources(sources[::100]), tok.pad_id)  # 17 sentences, padded
+    src = tok.pad(tr.encode_sources(sources[::100]))[0]  # 17 sentences, padded
     for search, kw in ((greedy_search, {}), (beam_search, {"beam_size": 4, "length_penalty": 0.6})):
         args = (model, src) if search is greedy_search else (model, src, kw.pop("beam_size"))
         cached = search(*args, 40, tok.bos_id, tok.eos_id, pad_id=tok.pad_id, **kw)

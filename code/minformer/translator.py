@@ -202,7 +202,7 @@ class Translator:
         out: list[str] = [""] * len(ids)
         for start in range(0, len(order), batch_size):
             rows = order[start: start + batch_size]
-            src = _pad([ids[i] for i in rows], tok.pad_id).to(self.device)  # (batch, s)
+            src = tok.pad([ids[i] for i in rows])[0].to(self.device)  # (batch, s)
             limit = max_new_tokens or 2 * src.shape[1] + 10
             if hasattr(self.model, "config"):  # the output positions end at max_len - 1
                 limit = min(limit, self.model.config.max_len - 1)
