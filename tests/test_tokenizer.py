@@ -16,6 +16,7 @@ from minformer.tokenizer import (
     PATTERN,
     BPETokenizer,
     MergeStep,
+    pad_sequences,
     pretokenize,
     readable,
 )
@@ -354,6 +355,18 @@ def test_encode_batch_and_padding(tok):
         assert row[: len(s)].tolist() == s
         assert (row[len(s) :] == tok.pad_id).all()
     assert tok.decode(ids[1], skip_special=True) == texts[1]  # a tensor row decodes
+
+
+def test_pad_sequences_with_any_pad_id():
+    ids, lengths = pad_sequences([[5, 6, 7], [8], []], pad_id=9)
+    assert ids.tolist() == [[5, 6, 7], [8, 9, 9], [9, 9, 9]] and ids.dtype == torch.long
+    assert lengths.tolist() == [3, 1, 0]
+    with pytest.raises(ValueError, match="empty batch"):
+        pad_sequences([], 0)
+    with pytest.raises(TypeError, match="pad_id must be an int"):
+        pad_sequences([[1]], 0.5)
+    with pytest.raises(TypeError, match=r"seqs\[1\] is a string"):
+        pad_sequences([[1], "ab"], 0)
 
 
 def test_decode_handles_partial_characters(tok):

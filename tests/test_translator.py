@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from minformer.data import load_translation_pairs
-from minformer.decode import greedy_search
+from minformer.decode import beam_search, greedy_search
 from minformer.metrics import corpus_bleu
 from minformer.tokenizer import BPETokenizer
 from minformer.train import sequence_loss
@@ -143,6 +143,20 @@ def test_translate_keeps_input_order_and_matches_greedy_search(tok):
         assert o == tr.detokenize(ys[0].tolist())
     assert tr.translate(sentences, beam_size=1) == out
     assert len(tr.translate(sentences, beam_size=3)) == 4
+
+
+def test_search_is_greedy_or_beam_and_stays_inside_the_positions(tok):
+    model = tiny_model(tok, max_len=12)
+    tr = Translator(model, tok)
+    src = tok.pad([tok.encode(s, add_eos=True) for s in ("Go.", "Where is it?")])[0]
+    # default limit 2 * s + 10 is past max_len - 1 = 11: cut there
+    assert torch.equal(tr.search(src), greedy_search(model, src, 11, tok.bos_id, tok.eos_id))
+    assert torch.equal(tr.search(src, max_new_tokens=3),
+                       greedy_search(model, src, 3, tok.bos_id, tok.eos_id))
+    assert torch.equal(tr.search(src, beam_size=3, length_penalty=1.0),
+                       beam_search(model, src, 3, 11, tok.bos_id, tok.eos_id, length_penalty=1.0))
+    with pytest.raises(ValueError, match="beam_size"):
+        tr.search(src, beam_size=0)
 
 
 def test_translate_refuses_empty_and_overlong_sentences(tok):

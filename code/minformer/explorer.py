@@ -379,15 +379,13 @@ def examples_from_translator(translator, sentences: Sequence[str], beam_size: in
                              length_penalty: float = 0.6) -> list[dict]:
     """Examples for :func:`attention_explorer_html` from a :class:`~minformer.translator.Translator`.
 
-    Each sentence is translated on its own (greedy, or beam search with ``beam_size``, as
-    ``Translator.translate`` does), then its output is fed back through the decoder once to read
+    Each sentence is translated on its own (``Translator.search``: greedy, or beam search with
+    ``beam_size``), then its output is fed back through the decoder once to read
     every layer's cross-attention weights. Source tokens are ``en <eos>``; target tokens are the
     output tokens (``<eos>`` included when it was emitted), row t being the attention paid while
     predicting token t. Returns one dict per sentence with "source", "target", "weights" (a
     (layers, heads, t, s) tensor) and "label" (the sentence).
     """
-    from .decode import beam_search, greedy_search
-
     validate.positive_int(beam_size, "beam_size")
     ids = translator.encode_sources(sentences)  # checks the sentences, names a bad one
     tok, model = translator.tokenizer, translator.model
@@ -397,12 +395,7 @@ def examples_from_translator(translator, sentences: Sequence[str], beam_size: in
     try:
         for sentence, src_ids in zip(sentences, ids):
             src = torch.tensor([src_ids], device=translator.device)  # (1, s)
-            limit = min(2 * len(src_ids) + 10, model.config.max_len - 1)
-            if beam_size == 1:
-                ys = greedy_search(model, src, limit, tok.bos_id, tok.eos_id, tok.pad_id)
-            else:
-                ys = beam_search(model, src, beam_size, limit, tok.bos_id, tok.eos_id,
-                                 length_penalty=length_penalty, pad_id=tok.pad_id)
+            ys = translator.search(src, beam_size, length_penalty)  # (1, t_out)
             y = []
             for i in ys[0].tolist():  # the output up to and with its <eos>
                 if i == tok.pad_id:

@@ -423,21 +423,10 @@ class BPETokenizer:
         return self.pad(seqs) if padded else seqs
 
     def pad(self, seqs: list[list[int]]):
-        """Stack id lists into ``(ids, lengths)``: ids ``(batch, t_max)`` LongTensor, right-padded
-        with ``pad_id``; lengths ``(batch,)`` LongTensor. ``ids != pad_id`` is the padding mask
-        only if no sequence contains ``<pad>`` itself; use ``lengths`` to be sure."""
-        import torch
-
-        if len(seqs) == 0:
-            raise ValueError("cannot pad an empty batch: got 0 sequences")
-        for n, s in enumerate(seqs):
-            if isinstance(s, (str, bytes)):
-                raise TypeError(f"seqs[{n}] is a string; pad takes lists of ids (encode first)")
-        lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)  # (batch,)
-        ids = torch.full((len(seqs), int(lengths.max())), self.pad_id, dtype=torch.long)
-        for n, s in enumerate(seqs):
-            ids[n, : len(s)] = torch.as_tensor(s, dtype=torch.long)  # (t_n,) into row n
-        return ids, lengths
+        """Stack id lists into ``(ids, lengths)`` right-padded with this tokenizer's ``pad_id``
+        (:func:`pad_sequences`). ``ids != pad_id`` is the padding mask only if no sequence
+        contains ``<pad>`` itself; use ``lengths`` to be sure."""
+        return pad_sequences(seqs, self.pad_id)
 
     def _allowed(self, allowed_special) -> frozenset:
         if allowed_special is False or allowed_special is None:
@@ -542,6 +531,25 @@ class BPETokenizer:
         if "vocab" in state and state["vocab"] != vocab:
             raise ValueError(f"{path}: the stored vocabulary does not match its merges")
         return tok
+
+
+def pad_sequences(seqs, pad_id: int):
+    """Stack id lists into ``(ids, lengths)``: ids ``(batch, t_max)`` LongTensor, each row
+    right-padded with ``pad_id``; lengths ``(batch,)`` LongTensor, the real tokens of each row."""
+    import torch
+
+    if isinstance(pad_id, bool) or not isinstance(pad_id, numbers.Integral):
+        raise TypeError(f"pad_id must be an int; got {pad_id!r}")
+    if len(seqs) == 0:
+        raise ValueError("cannot pad an empty batch: got 0 sequences")
+    for n, s in enumerate(seqs):
+        if isinstance(s, (str, bytes)):
+            raise TypeError(f"seqs[{n}] is a string; pad takes lists of ids (encode first)")
+    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)  # (batch,)
+    ids = torch.full((len(seqs), int(lengths.max())), pad_id, dtype=torch.long)
+    for n, s in enumerate(seqs):
+        ids[n, : len(s)] = torch.as_tensor(s, dtype=torch.long)  # (t_n,) into row n
+    return ids, lengths
 
 
 def _check_special_tokens(special_tokens) -> tuple[str, ...]:

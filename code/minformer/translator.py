@@ -33,7 +33,7 @@ import torch
 from . import validate
 from .decode import beam_search, greedy_search
 from .metrics import corpus_bleu
-from .tokenizer import BPETokenizer
+from .tokenizer import BPETokenizer, pad_sequences
 from .train import History, sequence_loss, train
 from .transformer import Transformer, TransformerConfig
 from .utils import data_dir, pick_device, seed_everything
@@ -75,13 +75,6 @@ def encode_pairs(tokenizer: BPETokenizer, pairs: Sequence[tuple[str, str]]) -> l
     return out
 
 
-def _pad(seqs, pad_id):
-    ids = torch.full((len(seqs), max(len(s) for s in seqs)), pad_id, dtype=torch.long)
-    for n, s in enumerate(seqs):
-        ids[n, : len(s)] = torch.as_tensor(s, dtype=torch.long)
-    return ids  # (batch, t_max)
-
-
 def bucketed_batches(examples, batch_size: int, pad_id: int = 0, seed: int | None = 0,
                      pool: int = 50, bucket: bool = True) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Cut ``examples`` (a list of (source ids, target ids)) into padded batches.
@@ -113,7 +106,8 @@ def bucketed_batches(examples, batch_size: int, pad_id: int = 0, seed: int | Non
         groups += [chunk[i: i + batch_size] for i in range(0, len(chunk), batch_size)]
     if bucket and seed is not None:
         rng.shuffle(groups)
-    return [(_pad([examples[i][0] for i in g], pad_id), _pad([examples[i][1] for i in g], pad_id))
+    return [(pad_sequences([examples[i][0] for i in g], pad_id)[0],  # (batch, s)
+             pad_sequences([examples[i][1] for i in g], pad_id)[0])  # (batch, t)
             for g in groups]
 
 
@@ -188,29 +182,37 @@ class Translator:
             ids.append(x)
         return ids
 
+    def search(self, src: torch.Tensor, beam_size: int = 1, length_penalty: float = 0.6,
+               max_new_tokens: int | None = None) -> torch.Tensor:
+        """Output ids (batch, t_out) for source ids ``src`` (batch, s), right-padded, on the
+        model's device: greedy when ``beam_size`` is 1, else beam search with the GNMT length
+        penalty α = ``length_penalty``. At most ``max_new_tokens`` tokens (default 2 · s + 10),
+        and never more than the model's positions hold."""
+        validate.positive_int(beam_size, "beam_size")
+        tok = self.tokenizer
+        limit = max_new_tokens or 2 * src.shape[1] + 10
+        if hasattr(self.model, "config"):  # the output positions end at max_len - 1
+            limit = min(limit, self.model.config.max_len - 1)
+        if beam_size == 1:
+            return greedy_search(self.model, src, limit, tok.bos_id, tok.eos_id, tok.pad_id)
+        return beam_search(self.model, src, beam_size, limit, tok.bos_id, tok.eos_id,
+                           length_penalty=length_penalty, pad_id=tok.pad_id)
+
     def translate(self, sentences: Sequence[str], beam_size: int = 1, length_penalty: float = 0.6,
                   batch_size: int = 100, max_new_tokens: int | None = None) -> list[str]:
-        """Translate each sentence; greedy when ``beam_size`` is 1, else beam search with the
-        GNMT length penalty α = ``length_penalty``. Sentences are decoded ``batch_size`` at a time,
-        sorted by length so a batch holds little padding; the answers come back in input order.
+        """Translate each sentence with :meth:`search` (greedy when ``beam_size`` is 1, else beam
+        search). Sentences are decoded ``batch_size`` at a time, sorted by length so a batch
+        holds little padding; the answers come back in input order.
         max_new_tokens: most output tokens (default: 2 × the longest source + 10)."""
         validate.positive_int(beam_size, "beam_size")
         validate.positive_int(batch_size, "batch_size")
         ids = self.encode_sources(sentences)
-        tok = self.tokenizer
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out: list[str] = [""] * len(ids)
         for start in range(0, len(order), batch_size):
             rows = order[start: start + batch_size]
-            src = tok.pad([ids[i] for i in rows])[0].to(self.device)  # (batch, s)
-            limit = max_new_tokens or 2 * src.shape[1] + 10
-            if hasattr(self.model, "config"):  # the output positions end at max_len - 1
-                limit = min(limit, self.model.config.max_len - 1)
-            if beam_size == 1:
-                ys = greedy_search(self.model, src, limit, tok.bos_id, tok.eos_id, tok.pad_id)
-            else:
-                ys = beam_search(self.model, src, beam_size, limit, tok.bos_id, tok.eos_id,
-                                 length_penalty=length_penalty, pad_id=tok.pad_id)
+            src = self.tokenizer.pad([ids[i] for i in rows])[0].to(self.device)  # (batch, s)
+            ys = self.search(src, beam_size, length_penalty, max_new_tokens)  # (batch, t_out)
             for i, row in zip(rows, ys.tolist()):
                 out[i] = self.detokenize(row)
         return out
