@@ -11,6 +11,7 @@ import statistics
 import time
 
 import torch
+from interleave import interleaved
 from torch import nn
 
 from minformer.multihead import MultiHeadAttention
@@ -43,12 +44,9 @@ def measure(L: int, reps: int) -> tuple[list[float], list[float]]:
     for _ in range(2):  # warm-up: allocator, kernels
         step(ours, x, grad, True)
         step(theirs, x, grad, False)
-    t_ours, t_theirs = [], []
-    for r in range(reps):
-        pair = [(ours, True, t_ours), (theirs, False, t_theirs)]
-        for module, is_ours, times in pair if r % 2 == 0 else pair[::-1]:
-            times.append(step(module, x, grad, is_ours))
-    return t_ours, t_theirs
+    seconds = interleaved({"ours": lambda: step(ours, x, grad, True),
+                           "theirs": lambda: step(theirs, x, grad, False)}, reps)
+    return seconds["ours"], seconds["theirs"]
 
 
 def main():

@@ -8,17 +8,18 @@ sentences together, as chapter 13's shared vocabulary), then prints:
 
 Run (heavy, so under the shared lock):
     flock /tmp/heavy.lock .venv/bin/python benchmarks/bpe.py [--vocab-size 8000] [--repeats 3]
-Times are medians over --repeats runs, each run timing ours and theirs back to back.
+Times are medians over --repeats runs, ours and theirs interleaved (alternating which goes first).
 """
 
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "code"))
+
+from interleave import interleaved, timed
 
 from minformer.tokenizer import DEFAULT_SPECIAL_TOKENS, BPETokenizer
 
@@ -50,29 +51,26 @@ def train_theirs(texts, vocab_size):
     return tok
 
 
-def timed(fn, *args):
-    t0 = time.perf_counter()
-    out = fn(*args)
-    return out, time.perf_counter() - t0
-
-
 def measure(repeats: int, vocab_size: int = 8000, data: Path = REPO / "data" / "translation"):
-    """Seconds per run (lists) of training and encoding, ours and theirs, run back to back;
-    the two tokenizers; tokens per held-out sentence of each."""
+    """Seconds per run (lists) of training and encoding, ours and theirs, interleaved; the two
+    tokenizers; tokens per held-out sentence of each."""
     train = read_sentences(data / "train.tsv")
     held_out = read_sentences(data / "valid.tsv")
-    t = {k: [] for k in ("ours_train", "theirs_train", "ours_enc", "theirs_enc", "theirs_enc1")}
-    for _ in range(repeats):
-        ours, dt = timed(lambda: BPETokenizer.train(train, vocab_size))
-        t["ours_train"].append(dt)
-        theirs, dt = timed(lambda: train_theirs(train, vocab_size))
-        t["theirs_train"].append(dt)
-        ours_ids, dt = timed(ours.encode_batch, train)
-        t["ours_enc"].append(dt)
-        _, dt = timed(theirs.encode_batch, train)
-        t["theirs_enc"].append(dt)
-        _, dt = timed(lambda tok=theirs: [tok.encode(s) for s in train])
-        t["theirs_enc1"].append(dt)
+
+    def ours_run():  # a fresh tokenizer each time, so encoding starts with an empty word cache
+        train_s, tok = timed(lambda: BPETokenizer.train(train, vocab_size))()
+        enc_s, ids = timed(lambda: tok.encode_batch(train))()
+        return {"ours_train": train_s, "ours_enc": enc_s}, tok, ids
+
+    def theirs_run():
+        train_s, tok = timed(lambda: train_theirs(train, vocab_size))()
+        enc_s, _ = timed(lambda: tok.encode_batch(train))()
+        enc1_s, _ = timed(lambda: [tok.encode(s) for s in train])()
+        return {"theirs_train": train_s, "theirs_enc": enc_s, "theirs_enc1": enc1_s}, tok, None
+
+    runs = interleaved({"ours": ours_run, "theirs": theirs_run}, repeats)
+    t = {k: [r[0][k] for r in runs[who]] for who in runs for k in runs[who][0][0]}
+    (_, ours, ours_ids), (_, theirs, _) = runs["ours"][-1], runs["theirs"][-1]
     assert all(ours.decode(ids) == s for ids, s in zip(ours_ids, train)), "round trip failed"
     ours_tps = sum(len(ours.encode(s)) for s in held_out) / len(held_out)
     theirs_tps = sum(len(e.ids) for e in theirs.encode_batch(held_out)) / len(held_out)

@@ -15,9 +15,11 @@ Python objects, not the allocator's caches. Goal: chunked / naive ≤ 1/8.
 """
 
 import time
+from functools import partial
 
 import torch
 import torch.nn.functional as F
+from interleave import interleaved
 
 from minformer.attention import chunked_attention, scaled_dot_product_attention
 from minformer.masks import causal_mask
@@ -37,15 +39,15 @@ def measure(reps: int = 2) -> dict:
         "chunked": lambda: chunked_attention(Q, K, V, mask, block_size=BLOCK),
         "torch SDPA": lambda: F.scaled_dot_product_attention(Q, K, V, attn_mask=mask),
     }
-    results = {name: [] for name in methods}
     outputs = {}
+
+    def run(name):
+        start = time.perf_counter()
+        outputs[name], peak = peak_memory(methods[name])
+        return peak, time.perf_counter() - start
+
     with torch.no_grad():
-        for r in range(reps):
-            for name in (list(methods) if r % 2 == 0 else list(methods)[::-1]):
-                start = time.perf_counter()
-                out, peak = peak_memory(methods[name])
-                results[name].append((peak, time.perf_counter() - start))
-                outputs[name] = out
+        results = interleaved({name: partial(run, name) for name in methods}, reps)
     torch.testing.assert_close(outputs["chunked"], outputs["naive"], atol=1e-4, rtol=1e-4)
     return results
 
