@@ -88,7 +88,7 @@ twins: $(STAMP)
 lab: $(STAMP)
 	$(BIN)/jupyter lab
 
-# Every speed and memory ratio in one table (about 5 minutes), also written to
+# Every speed and memory ratio in one table (about 3 minutes), also written to
 # benchmarks/results.md, which the book shows as an appendix. One thread per kernel, like `make
 # test`, but the CPU's own instruction set: the AVX2 pin would make bf16 emulated and slow.
 bench: $(STAMP)

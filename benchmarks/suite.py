@@ -6,7 +6,7 @@ table of ratios (median over repetitions, with min–max of the per-repetition r
 it with a description of the machine to benchmarks/results.md, which the book shows as an
 appendix. The whole-book row comes from the per-notebook times that the last `make test` left in
 _build/notebook-times.txt (or --test-log FILE, the output of a `make test`); without one the row
-says so. Takes about 5 minutes on the book's 2-core machine; kept out of `make test`.
+says so. Takes about 3 minutes on the book's 2-core machine; kept out of `make test`.
 
     python benchmarks/suite.py [--quick] [--test-log FILE] [--out benchmarks/results.md]
 
