@@ -34,10 +34,9 @@ def translator_and_sources() -> tuple[Translator, torch.Tensor]:
     return translator, src
 
 
-def measure(n_tokens: int, reps: int, translator=None, src=None) -> dict:
-    """Seconds per run, with and without the cache, ``reps`` interleaved runs each."""
-    if translator is None:
-        translator, src = translator_and_sources()
+def measure(n_tokens: int, reps: int, translator: Translator, src: torch.Tensor) -> dict:
+    """Seconds per run, with and without the cache, ``reps`` interleaved runs each, for the
+    sources ``src`` of :func:`translator_and_sources`."""
     tok = translator.tokenizer
     never = tok.vocab_size  # an id no logit has: the search writes exactly n_tokens
 

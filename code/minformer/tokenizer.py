@@ -538,8 +538,9 @@ def pad_sequences(seqs, pad_id: int):
     right-padded with ``pad_id``; lengths ``(batch,)`` LongTensor, the real tokens of each row."""
     import torch
 
-    if isinstance(pad_id, bool) or not isinstance(pad_id, numbers.Integral):
-        raise TypeError(f"pad_id must be an int; got {pad_id!r}")
+    from .validate import integer  # imported here: the tokenizer itself does not need torch
+
+    pad_id = integer(pad_id, "pad_id")
     if len(seqs) == 0:
         raise ValueError("cannot pad an empty batch: got 0 sequences")
     for n, s in enumerate(seqs):
