@@ -296,3 +296,100 @@ def paired_bootstrap(hypotheses_a: Sequence[str], hypotheses_b: Sequence[str], r
                for idx in _resamples(len(stats_a), n, seed))
     return PairedBootstrap(bleu_from_stats(stats_a.sum(axis=0)).score, bleu_from_stats(stats_b.sum(axis=0)).score,
                            wins / n, n)
+
+
+# ----------------------------------------------------------------------------- by length
+
+LENGTH_BUCKETS = ((1, 8), (9, 12), (13, 18), (19, None))  # source words, inclusive; None: no top
+CUT_SHORT = 0.7  # an output under 70% of its shortest reference's words was cut short
+
+
+def word_count(text: str) -> int:
+    """Whitespace-separated words of ``text``: how the book measures a sentence's length."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str; got {type(text).__name__} {_preview(text)}")
+    return len(text.split())
+
+
+def bucket_label(bucket: tuple[int, int | None]) -> str:
+    """(9, 12) -> "9–12", (19, None) -> "19+", (1, 8) -> "≤ 8"."""
+    lo, hi = bucket
+    if hi is None:
+        return f"{lo}+"
+    return f"≤ {hi}" if lo <= 1 else f"{lo}–{hi}"
+
+
+def _check_buckets(buckets) -> tuple:
+    buckets = tuple(tuple(b) for b in buckets)
+    for i, (lo, hi) in enumerate(buckets):
+        validate.positive_int(lo, f"buckets[{i}] low end")
+        if hi is not None and validate.positive_int(hi, f"buckets[{i}] high end") < lo:
+            raise ValueError(f"buckets[{i}] = {(lo, hi)} is empty: its high end is below its low end")
+        if i and (buckets[i - 1][1] is None or buckets[i - 1][1] >= lo):
+            raise ValueError(f"buckets must be in increasing order without overlap; got "
+                             f"{buckets[i - 1]} then {(lo, hi)}")
+    if not buckets:
+        raise ValueError("buckets is empty")
+    return buckets
+
+
+def length_bucket(n_words: int, buckets=LENGTH_BUCKETS) -> tuple[int, int | None] | None:
+    """The bucket (lo, hi) that holds a sentence of ``n_words`` words, or None if none does."""
+    validate.integer(n_words, "n_words", minimum=0)
+    for lo, hi in _check_buckets(buckets):
+        if n_words >= lo and (hi is None or n_words <= hi):
+            return (lo, hi)
+    return None
+
+
+def is_cut_short(hypothesis: str, references, ratio: float = CUT_SHORT) -> bool:
+    """True when ``hypothesis`` has fewer than ``ratio`` × the words of the *shortest* reference:
+    so short that no reference excuses it, the mark of a translation that stopped early."""
+    validate.number(ratio, "ratio", low=0.0, high=1.0, low_open=True)
+    refs = _check_corpus([hypothesis], [references])[0]
+    return word_count(hypothesis) < ratio * min(word_count(r) for r in refs)
+
+
+def cut_short_rate(hypotheses: Sequence[str], references: Sequence, ratio: float = CUT_SHORT) -> float:
+    """The share of ``hypotheses`` that :func:`is_cut_short` (0-1)."""
+    refs = _check_corpus(hypotheses, references)
+    return sum(is_cut_short(h, r, ratio) for h, r in zip(hypotheses, refs)) / len(hypotheses)
+
+
+@dataclass(frozen=True)
+class LengthRow:
+    """One row of :func:`bleu_by_length`: a bucket of source lengths and how its outputs score.
+
+    bucket: (lo, hi) source words; label: "9–12"; sentences: how many; bleu: corpus BLEU of the
+    bucket; cut_short: share of outputs cut short (0-1); ratio: output words / words of the
+    closest references (BLEU's c / r)."""
+
+    bucket: tuple
+    label: str
+    sentences: int
+    bleu: BLEUScore
+    cut_short: float
+
+    @property
+    def ratio(self) -> float:
+        return self.bleu.ratio
+
+
+def bleu_by_length(sources: Sequence[str], hypotheses: Sequence[str], references: Sequence,
+                   buckets=LENGTH_BUCKETS, ratio: float = CUT_SHORT) -> list[LengthRow]:
+    """Corpus BLEU and cut-short rate of each bucket of source lengths (words of ``sources[i]``,
+    the sentence that was translated into ``hypotheses[i]``). Buckets with no sentence are left
+    out; sentences in no bucket are ignored."""
+    refs = _check_corpus(hypotheses, references)
+    if isinstance(sources, str) or len(sources) != len(hypotheses):
+        raise ValueError(f"sources must be a list with one sentence per hypothesis; got "
+                         f"{_preview(sources)} for {len(hypotheses)} hypotheses")
+    buckets = _check_buckets(buckets)
+    rows = []
+    for bucket in buckets:
+        idx = [i for i, s in enumerate(sources) if length_bucket(word_count(s), (bucket,))]
+        if idx:
+            hyps, group = [hypotheses[i] for i in idx], [refs[i] for i in idx]
+            rows.append(LengthRow(bucket, bucket_label(bucket), len(idx), corpus_bleu(hyps, group),
+                                  cut_short_rate(hyps, group, ratio)))
+    return rows
