@@ -11,18 +11,16 @@ from minformer.decode import beam_search, greedy_search
 from minformer.metrics import corpus_bleu
 from minformer.tokenizer import BPETokenizer
 from minformer.train import sequence_loss
-from minformer.transformer import Transformer, TransformerConfig
-from minformer.translator import (
-    CheckpointError,
-    Translator,
+from minformer.train_translator import (
     average_states,
     bucketed_batches,
     encode_pairs,
     padding_fraction,
-    references_by_source,
     train_translator,
     translation_loss,
 )
+from minformer.transformer import Transformer, TransformerConfig
+from minformer.translator import CheckpointError, Translator, references_by_source
 
 PAIRS = [("I am here.", "Estoy aquí."), ("Go.", "Ve."), ("I am here.", "Aquí estoy."),
          ("Where is it?", "¿Dónde está?"), ("Go.", "Vete."), ("Run!", "¡Corre!")]
@@ -264,14 +262,15 @@ def test_train_translator_trains_a_given_model_such_as_the_gru(tok):
 
 def test_the_shipped_checkpoint_is_listed_small_fp16_and_translates():
     from minformer.data import load_manifest
-    from minformer.translator import CHECKPOINT, FILES, FULL
+    from minformer.train_translator import FULL
+    from minformer.translator import CHECKPOINT, FILES
     from minformer.utils import data_dir
 
     files = load_manifest()["files"]
     for name in FILES:
         assert f"{CHECKPOINT}/{name}" in files, name
     model_file = data_dir() / CHECKPOINT / "model.pt"
-    assert model_file.stat().st_size <= 15_000_000
+    assert model_file.stat().st_size <= 20_000_000
     state = torch.load(model_file, map_location="cpu", weights_only=True)
     assert {v.dtype for v in state.values() if v.is_floating_point()} == {torch.float16}
     tr = Translator.load()  # checked against the manifest's sha256
@@ -281,7 +280,48 @@ def test_the_shipped_checkpoint_is_listed_small_fp16_and_translates():
     out = tr.translate(["I am hungry.", "Where is the train station?"], beam_size=4)
     assert all(o and o != s for o, s in zip(out, ["I am hungry.", "Where is the train station?"]))
     log = json.loads((data_dir() / CHECKPOINT / "train_log.json").read_text(encoding="utf-8"))
-    assert {"test_beam1", "test_beam4", "holdout_beam4", "valid_beam4"} <= set(log["bleu"])
+    assert {"test_beam1", "test_beam4", "holdout_beam4", "valid_beam4", "long_valid_beam4",
+            "long_test_beam4"} <= set(log["bleu"])
+    assert log["train_splits"] == ["train", "extra", "long_train"]
+    assert log["command"] == "python -m minformer.train_translator --full"
+
+
+def test_validation_pairs_take_whole_english_groups_from_valid_and_long_valid():
+    from minformer.train_translator import validation_pairs
+
+    pairs = validation_pairs(3, 2)
+    sources, refs = references_by_source(pairs)
+    assert len(sources) == 5
+    valid, long_valid = (references_by_source(load_translation_pairs(s)) for s in ("valid", "long_valid"))
+    assert sources == valid[0][:3] + long_valid[0][:2]
+    assert refs == valid[1][:3] + long_valid[1][:2]  # every reference of each sentence
+
+
+def test_the_recipe_command_refuses_bad_options(capsys):
+    from minformer.train_translator import main
+
+    with pytest.raises(SystemExit) as err:
+        main([])
+    assert err.value.code == 2 and "add --full" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as err:
+        main(["--full", "--steps", "0"])
+    assert err.value.code == 2 and "steps" in capsys.readouterr().err
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit) as err:
+            main(["--full", "--device", "cuda"])
+        assert err.value.code == 2 and "not available" in capsys.readouterr().err
+
+
+def test_train_translator_skips_pairs_longer_than_the_positions(tok):
+    long_pair = ("Go. " * 30, "Ve. " * 30)  # far more than 40 tokens a side
+    cfg = TransformerConfig(vocab_size=tok.vocab_size, d_model=16, n_heads=2, d_ff=32, n_layers=1,
+                            max_len=40, dropout=0.0, pad_id=tok.pad_id, bos_id=tok.bos_id,
+                            eos_id=tok.eos_id)
+    tr, history = train_translator(cfg, tok, PAIRS + [long_pair], steps=2, batch_size=3,
+                                   progress=False, device="cpu")
+    assert history.skipped == 1
+    with pytest.raises(ValueError, match="longer than the model's 40 positions"):
+        train_translator(cfg, tok, [long_pair], steps=1, progress=False, device="cpu")
 
 
 def test_the_kv_cache_gives_the_shipped_translator_identical_tokens():
@@ -296,3 +336,14 @@ def test_the_kv_cache_gives_the_shipped_translator_identical_tokens():
         cached = search(*args, 40, tok.bos_id, tok.eos_id, pad_id=tok.pad_id, **kw)
         plain = search(*args, 40, tok.bos_id, tok.eos_id, pad_id=tok.pad_id, use_cache=False, **kw)
         assert torch.equal(cached, plain), search.__name__
+
+
+def test_search_refuses_a_zero_or_negative_max_new_tokens(tok):
+    tr = Translator(tiny_model(tok), tok)
+    src = tok.pad(tr.encode_sources(["Go."]))[0]
+    for bad in (0, -3):
+        with pytest.raises(ValueError, match="max_new_tokens"):
+            tr.search(src, max_new_tokens=bad)
+        with pytest.raises(ValueError, match="max_new_tokens"):
+            tr.translate(["Go."], max_new_tokens=bad)
+    assert tr.search(src, max_new_tokens=1).shape[1] <= 1

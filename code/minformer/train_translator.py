@@ -1,0 +1,330 @@
+"""The recipe that trains chapter 13's English→Spanish translator, and its command.
+
+- :func:`encode_pairs` turns (en, es) pairs into id lists with one shared BPE tokenizer:
+  source ``en <eos>``, target ``<bos> es <eos>``.
+- :func:`bucketed_batches` cuts the examples into batches of similar length, so little of each
+  batch is padding; :func:`padding_fraction` measures how little.
+- :func:`translation_loss` is the training loss (label-smoothed cross-entropy on real target
+  tokens), in the ``(model, batch) -> (loss, tokens)`` form :func:`minformer.train.train` takes.
+- :func:`train_translator` trains a model on pairs and returns a
+  :class:`~minformer.translator.Translator`; :func:`average_states` averages snapshots.
+- :func:`train_full` is the shipped recipe (:data:`FULL`):
+  ``python -m minformer.train_translator --full`` reproduces ``data/checkpoints/en-es``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from . import validate
+from .metrics import corpus_bleu
+from .tokenizer import BPETokenizer, pad_sequences
+from .train import History, sequence_loss, train
+from .transformer import Transformer, TransformerConfig
+from .translator import CHECKPOINT, Translator, references_by_source
+from .utils import data_dir, pick_device, seed_everything
+
+REPRODUCE = "python -m minformer.train_translator --full"
+
+
+def encode_pairs(tokenizer: BPETokenizer, pairs: Sequence[tuple[str, str]]) -> list[tuple[list, list]]:
+    """(en, es) pairs → (source ids, target ids): source ``en <eos>``, target ``<bos> es <eos>``."""
+    if isinstance(pairs, (str, bytes)):
+        raise TypeError("pairs must be a list of (en, es) pairs, not a string")
+    out = []
+    for n, pair in enumerate(pairs):
+        if not (isinstance(pair, (tuple, list)) and len(pair) >= 2):
+            raise ValueError(f"pairs[{n}] must be an (en, es) pair; got {pair!r}")
+        out.append((tokenizer.encode(pair[0], add_eos=True),
+                    tokenizer.encode(pair[1], add_bos=True, add_eos=True)))
+    return out
+
+
+def bucketed_batches(examples, batch_size: int, pad_id: int = 0, seed: int | None = 0,
+                     pool: int = 50, bucket: bool = True) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Cut ``examples`` (a list of (source ids, target ids)) into padded batches.
+
+    seed=None keeps the order; otherwise the examples are shuffled with ``random.Random(seed)``.
+    bucket=True: the shuffled examples are taken ``pool · batch_size`` at a time, sorted by
+    (target length, source length) inside that pool and cut into batches, so the sentences of a
+    batch have nearly the same length and little of it is padding; then the batches themselves
+    are shuffled, so training does not see short sentences first. bucket=False: batches of
+    consecutive (shuffled) examples, as a plain DataLoader would make them.
+
+    Returns a list of (src, tgt): src (batch, s) and tgt (batch, t) LongTensors right-padded with
+    ``pad_id``; the last batch may be smaller.
+    """
+    validate.positive_int(batch_size, "batch_size")
+    validate.positive_int(pool, "pool")
+    if len(examples) == 0:
+        raise ValueError("examples is empty: nothing to batch")
+    order = list(range(len(examples)))
+    rng = random.Random(seed)
+    if seed is not None:
+        rng.shuffle(order)
+    groups = []
+    step = pool * batch_size if bucket else len(order)
+    for start in range(0, len(order), step):
+        chunk = order[start: start + step]
+        if bucket:
+            chunk.sort(key=lambda i: (len(examples[i][1]), len(examples[i][0])))
+        groups += [chunk[i: i + batch_size] for i in range(0, len(chunk), batch_size)]
+    if bucket and seed is not None:
+        rng.shuffle(groups)
+    return [(pad_sequences([examples[i][0] for i in g], pad_id)[0],  # (batch, s)
+             pad_sequences([examples[i][1] for i in g], pad_id)[0])  # (batch, t)
+            for g in groups]
+
+
+def padding_fraction(batches, pad_id: int = 0) -> float:
+    """Share of all positions (sources and targets) in ``batches`` that are padding."""
+    pad = total = 0
+    for src, tgt in batches:
+        for x in (src, tgt):
+            pad += int((x == pad_id).sum())
+            total += x.numel()
+    return pad / total
+
+
+def translation_loss(label_smoothing: float = 0.1, pad_id: int = 0):
+    """The training loss as ``(model, (src, tgt)) -> (loss, target tokens)``: teacher forcing
+    with ``tgt[:, :-1]`` in and ``tgt[:, 1:]`` as the labels, label-smoothed cross-entropy over
+    the real (non-pad) target tokens."""
+    validate.number(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_open=True)
+
+    def loss_fn(model, batch):
+        device = next(model.parameters()).device
+        src, tgt = (x.to(device) for x in batch)
+        src_mask = model.source_mask(src)  # through encode/decode: the GRU of chapter 9 works too
+        logits = model.decode(tgt[:, :-1], model.encode(src, src_mask), src_mask)  # (batch, t-1, V)
+        labels = tgt[:, 1:]  # (batch, t - 1): the next token at every position
+        loss = sequence_loss(logits, labels, pad_id=pad_id, label_smoothing=label_smoothing)
+        return loss, int((labels != pad_id).sum())
+
+    return loss_fn
+
+
+def average_states(states: Sequence[dict]) -> dict:
+    """Element-wise mean of state dicts with the same keys (checkpoint averaging)."""
+    if not states:
+        raise ValueError("average_states needs at least one state dict")
+    return {k: (sum(s[k].float() for s in states) / len(states)).to(states[0][k].dtype)
+            if states[0][k].is_floating_point() else states[0][k] for k in states[0]}
+
+
+def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
+                     valid_pairs=None, steps: int | None = None, max_seconds: float | None = None,
+                     lr: float = 3e-3, warmup: int = 400, batch_size: int = 128,
+                     label_smoothing: float = 0.1, weight_decay: float = 0.0,
+                     autocast_dtype: torch.dtype | None = None, eval_every: int = 0,
+                     eval_sentences: int = 500, average_last: int = 0, seed: int = 0,
+                     device=None, progress: bool = True, desc: str = "translator"):
+    """Train a translator; returns (Translator, History).
+
+    config: a :class:`TransformerConfig` (a new :class:`Transformer` is built after seeding), or a
+    model with the encode/decode interface (e.g. chapter 9's ``Seq2SeqGRU``), trained as it is.
+
+    Adam(W) at peak ``lr`` with linear warmup over ``warmup`` steps then inverse-square-root decay,
+    gradient clipping at 1, label smoothing, batches re-bucketed every epoch. With valid_pairs and
+    eval_every, the greedy BLEU of the first ``eval_sentences`` English sentences of valid_pairs is
+    recorded in history.evals (its time not counted as training time). average_last = k > 1:
+    the returned weights are the mean of the last k evaluated snapshots (checkpoint averaging).
+    eval_every and average_last are ints ≥ 0 (0: no evaluation but the last; no averaging).
+    The config's (or the model's) pad, bos and eos ids and vocabulary size must be the
+    tokenizer's: a ValueError names both values otherwise.
+    """
+    validate.integer(eval_every, "eval_every", minimum=0)
+    validate.integer(average_last, "average_last", minimum=0)
+    # the ids and vocabulary sizes the model will use, each with the tokenizer's attribute
+    inner = config if isinstance(config, TransformerConfig) else getattr(config, "config", None)
+    if isinstance(inner, TransformerConfig):  # a config, or a Transformer's own
+        where = "config" if inner is config else "model.config"
+        ours = [(name, getattr(inner, name), name) for name in ("pad_id", "bos_id", "eos_id",
+                                                                "vocab_size")]
+        ours.append(("tgt_vocab_size", inner.tgt_vocab, "vocab_size"))
+    else:  # a model such as Seq2SeqGRU: what it says of itself
+        where = "model"
+        ours = [(name, getattr(config, name, None), tok_name) for name, tok_name in (
+            ("pad_id", "pad_id"), ("src_vocab", "vocab_size"), ("tgt_vocab", "vocab_size"))]
+    for name, value, tok_name in ours:
+        theirs = getattr(tokenizer, tok_name, None)
+        if isinstance(value, int) and isinstance(theirs, int) and value != theirs:
+            raise ValueError(f"{where}.{name}={value} but tokenizer.{tok_name}={theirs}: the model "
+                             f"and the tokenizer must agree (build it with "
+                             f"{name}=tokenizer.{tok_name})")
+    seed_everything(seed)
+    device = pick_device(device) if device is None or isinstance(device, str) else device
+    if isinstance(config, TransformerConfig):
+        model = Transformer(config).to(device)
+        max_source = config.max_len
+    elif isinstance(config, torch.nn.Module):
+        model, max_source = config.to(device), 1024
+    else:
+        raise TypeError(f"config must be a TransformerConfig or a model; got {type(config).__name__}")
+    examples = encode_pairs(tokenizer, train_pairs)
+    kept = [e for e in examples if len(e[0]) <= max_source and len(e[1]) <= max_source]
+    skipped, examples = len(examples) - len(kept), kept  # longer than the model's positions
+    if not examples:
+        raise ValueError(f"every training pair is longer than the model's {max_source} positions")
+    translator = Translator(model, tokenizer, max_source_tokens=max_source)
+
+    def data(epoch):
+        return bucketed_batches(examples, batch_size, tokenizer.pad_id, seed=seed * 1000 + epoch)
+
+    snapshots: list[dict] = []
+    eval_fn = None
+    if valid_pairs is not None:
+        sources, references = references_by_source(valid_pairs)
+        sources, references = sources[:eval_sentences], references[:eval_sentences]
+
+        def score(model):
+            return corpus_bleu(translator.translate(sources), references).score
+
+        def eval_fn(model):
+            if average_last > 1:
+                snapshots.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+                del snapshots[:-average_last]
+            return score(model)
+
+        eval_fn.__wrapped__ = score
+
+    opt_cls = torch.optim.AdamW if weight_decay else torch.optim.Adam
+    extra = {"weight_decay": weight_decay} if weight_decay else {}
+    optimizer = opt_cls(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9, **extra)
+    history = train(model, data, translation_loss(label_smoothing, tokenizer.pad_id), optimizer,
+                    steps=steps, max_seconds=max_seconds, warmup=warmup, eval_fn=eval_fn,
+                    eval_every=eval_every, autocast_dtype=autocast_dtype, progress=progress,
+                    desc=desc)
+    history.skipped = skipped
+    history.averaged = None  # (valid BLEU of the last weights, of the average, kept "average"?)
+    if average_last > 1 and len(snapshots) > 1:
+        last = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        model.load_state_dict(average_states(snapshots))
+        model.eval()
+        with torch.no_grad():
+            averaged = eval_fn.__wrapped__(model)
+        keep = averaged >= history.evals[-1][2]  # the average is kept only if valid BLEU agrees
+        if not keep:
+            model.load_state_dict(last)
+        history.averaged = (history.evals[-1][2], averaged, keep)
+    model.eval()
+    return translator, history
+
+
+# ---------------------------------------------------------------- the shipped checkpoint
+
+FULL = dict(  # the recipe of data/checkpoints/en-es
+    vocab_size=7000, d_model=256, n_heads=4, d_ff=1024, n_layers=3, dropout=0.1, max_len=256,
+    norm_first=True, lr=2e-3, warmup=1000, batch_size=128, label_smoothing=0.1,
+    weight_decay=0.0, steps=6000, eval_every=500, eval_sentences=(200, 100), average_last=4,
+    seed=0,
+)
+TRAIN_SPLITS = ("train", "extra", "long_train")  # every training pair of every length
+SCORED_SPLITS = ("valid", "long_valid", "test", "holdout", "long_test")
+
+
+def _history_log(history: History) -> dict:
+    return {"steps": history.steps, "seconds": round(history.seconds, 1),
+            "tokens": history.tokens, "tokens_per_second": round(history.tokens_per_second, 1),
+            "valid_bleu": [(s, round(t, 1), round(b, 2)) for s, t, b in history.evals],
+            "loss_every_100": [round(x, 4) for x in history.losses[::100]],
+            "averaged": getattr(history, "averaged", None)}
+
+
+def validation_pairs(short: int, long: int) -> list[tuple[str, str]]:
+    """The pairs of the first ``short`` English sentences of valid and the first ``long`` of
+    long_valid: what training scores itself on (greedy BLEU) to pick the averaged weights."""
+    from .data import load_translation_pairs
+
+    out = []
+    for split, n in (("valid", short), ("long_valid", long)):
+        pairs = load_translation_pairs(split)
+        keep = set(references_by_source(pairs)[0][:n])
+        out += [p for p in pairs if p[0] in keep]
+    return out
+
+
+def train_full(out=None, steps: int | None = None, threads: int | None = None,
+               device: str | None = "cpu", progress: bool = True) -> dict:
+    """Reproduce the shipped checkpoint: BPE on every training pair (train, extra, long_train),
+    the FULL recipe in float32 (bf16 autocast is 1.6x faster on CPUs with AVX-512 BF16, but 20x
+    slower where it is emulated, as on AVX2-only CPUs), then greedy and beam-4 BLEU on
+    SCORED_SPLITS. Writes the
+    checkpoint into ``out`` (default: data/checkpoints/en-es) and returns its log.
+    steps: override FULL["steps"] (for a quick trial); device: "cpu" (default) or "cuda"."""
+    from .data import load_translation_pairs
+
+    r = dict(FULL)
+    if steps is not None:
+        r["steps"] = validate.positive_int(steps, "steps")
+    if threads is not None:
+        torch.set_num_threads(validate.positive_int(threads, "threads"))
+    device = pick_device(device)
+    out = Path(out) if out is not None else data_dir() / CHECKPOINT
+    t0 = time.perf_counter()
+    pairs = [p for split in TRAIN_SPLITS for p in load_translation_pairs(split)]
+    tokenizer = BPETokenizer.train([t for p in pairs for t in p], r["vocab_size"])
+    config = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=r["d_model"],
+                               n_heads=r["n_heads"], d_ff=r["d_ff"], n_layers=r["n_layers"],
+                               dropout=r["dropout"], max_len=r["max_len"], norm_first=r["norm_first"],
+                               pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id,
+                               eos_id=tokenizer.eos_id)
+    valid = validation_pairs(*r["eval_sentences"])
+    translator, history = train_translator(
+        config, tokenizer, pairs, valid_pairs=valid, steps=r["steps"], lr=r["lr"],
+        warmup=r["warmup"], batch_size=r["batch_size"], label_smoothing=r["label_smoothing"],
+        weight_decay=r["weight_decay"], autocast_dtype=None, eval_every=r["eval_every"],
+        eval_sentences=len(valid), average_last=r["average_last"], seed=r["seed"],
+        device=device, progress=progress, desc="full translator")
+    translator.model.cpu()
+    log = {"recipe": r, "command": REPRODUCE, "train_splits": list(TRAIN_SPLITS),
+           "train_pairs": len(pairs), "skipped_pairs": history.skipped, "torch": torch.__version__,
+           "device": str(device), "threads": torch.get_num_threads(), "precision": "float32",
+           "parameters": sum(p.numel() for p in translator.model.parameters()),
+           "history": _history_log(history)}
+    translator.save(out, log)  # score the fp16 weights that ship, reloaded
+    translator = Translator.load(out, sha256=None)
+    scores = {}
+    for split in SCORED_SPLITS:
+        split_pairs = load_translation_pairs(split)
+        for beam in (1, 4):
+            scores[f"{split}_beam{beam}"] = round(translator.bleu(split_pairs, beam_size=beam)[0].score, 2)
+            print(f"{split} beam {beam}: BLEU {scores[f'{split}_beam{beam}']}", flush=True)
+    log["bleu"] = scores
+    log["total_seconds"] = round(time.perf_counter() - t0, 1)
+    translator.save(out, log)
+    return log
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m minformer.train_translator",
+        description="Train the English→Spanish translator that ships in data/checkpoints/en-es.")
+    parser.add_argument("--full", action="store_true", help="the shipped recipe (required)")
+    parser.add_argument("--out", type=Path, help="output folder (default: data/checkpoints/en-es)")
+    parser.add_argument("--steps", type=int, help=f"optimizer steps (default {FULL['steps']})")
+    parser.add_argument("--threads", type=int, help="CPU threads for torch")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                        help="where to train (default cpu; cuda when asked and present)")
+    args = parser.parse_args(argv)
+    if not args.full:
+        parser.error("only the full recipe is available: add --full")
+    try:
+        log = train_full(args.out, args.steps, args.threads, args.device)
+    except ValueError as err:
+        parser.error(str(err))
+    print(json.dumps(log["bleu"], indent=1))
+    print(f"done in {log['total_seconds'] / 60:.1f} min")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
