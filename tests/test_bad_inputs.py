@@ -28,6 +28,14 @@ from minformer.attention import (  # noqa: E402
     scaled_dot_product_attention,
     softmax,
 )
+from minformer.decode import (  # noqa: E402
+    beam_search,
+    generate,
+    gnmt_length_penalty,
+    greedy_search,
+    sample_next,
+    sequence_scores,
+)
 from minformer.masks import (  # noqa: E402
     causal_mask,
     padding_mask,
@@ -35,6 +43,7 @@ from minformer.masks import (  # noqa: E402
     to_additive_mask,
     to_torch_mask,
 )
+from minformer.metrics import bleu_from_stats, ngrams  # noqa: E402
 from minformer.multihead import MultiHeadAttention, MultiHeadAttentionLoop  # noqa: E402
 from minformer.plots import attention_heatmap  # noqa: E402
 from minformer.positional import (  # noqa: E402
@@ -42,7 +51,12 @@ from minformer.positional import (  # noqa: E402
     SinusoidalPositions,
     sinusoidal_encoding,
 )
+from minformer.rnn import Seq2SeqGRU  # noqa: E402
 from minformer.tokenizer import BPETokenizer  # noqa: E402
+from minformer.train import train  # noqa: E402
+from minformer.train_translator import train_translator  # noqa: E402
+from minformer.transformer import DecoderOnly, Transformer, TransformerConfig  # noqa: E402
+from minformer.utils import evaluating  # noqa: E402
 from minformer.word2vec import (  # noqa: E402
     CBOW,
     SkipGram,
@@ -99,6 +113,68 @@ def _tok_json(**changes):
 
 
 X3 = r(3, 5, 16)  # (batch 3, t 5, d_model 16); 4 heads
+SRC = torch.tensor([[5, 6, 7], [8, 9, 0]])  # two source sentences, the second padded
+BLEU_STATS = [5, 5, 5, 4, 3, 2, 5, 4, 3, 2]  # c, r, matches_1..4, totals_1..4 of a perfect output
+
+
+def _cfg(**changes):
+    cfg = dict(vocab_size=12, d_model=8, n_heads=2, d_ff=16, n_layers=1, dropout=0.0, max_len=16)
+    return TransformerConfig(**{**cfg, **changes})
+
+
+@cache
+def s2s():
+    """A tiny encoder-decoder over 12 tokens (pad 0, bos 1, eos 2), max_len 16."""
+    torch.manual_seed(0)
+    return Transformer(_cfg()).eval()
+
+
+@cache
+def gru():
+    torch.manual_seed(0)
+    return Seq2SeqGRU(12, 12, d_emb=4, d_hidden=4).eval()
+
+
+@cache
+def lm():
+    torch.manual_seed(0)
+    return DecoderOnly(_cfg()).eval()
+
+
+def _stats(**entries):
+    """BLEU_STATS with some entries changed: _stats(s2=9) sets stats[2] = 9."""
+    stats = list(BLEU_STATS)
+    for key, value in entries.items():
+        stats[int(key[1:])] = value
+    return stats
+
+
+def _logits(**where):
+    """(2, 3) logits with the entries named row_col set: _logits(r1c2=nan)."""
+    logits = torch.tensor([[0.0, 1.0, 2.0], [0.5, 0.5, 0.5]])
+    for key, value in where.items():
+        logits[int(key[1]), int(key[3])] = value
+    return logits
+
+
+def _train_eval_every(every):
+    model = torch.nn.Linear(3, 1)
+    data = [(torch.ones(2, 3), torch.ones(2))]
+    return train(model, data, lambda m, b: (m(b[0])[:, 0] - b[1]).pow(2).mean(),
+                 torch.optim.SGD(model.parameters(), lr=0.1), steps=1, eval_fn=lambda m: 0.0,
+                 eval_every=every, progress=False)
+
+
+def _tt_config(**changes):
+    t = tok()
+    return TransformerConfig(**{**dict(vocab_size=t.vocab_size, d_model=8, n_heads=2, d_ff=16,
+                                       n_layers=1, max_len=16, pad_id=t.pad_id, bos_id=t.bos_id,
+                                       eos_id=t.eos_id), **changes})
+
+
+def _train_translator(config=None, **kw):
+    return train_translator(config if config is not None else _tt_config(), tok(),
+                            [("low", "lower")], steps=1, progress=False, device="cpu", **kw)
 
 
 def finite(out):
@@ -410,6 +486,105 @@ CASES = [
     ("cosine-dims", lambda: cosine_similarity(r(3), r(4)), (ValueError, r"\(3,\), \(4,\)")),
     ("cosine-bool", lambda: cosine_similarity(torch.ones(3, dtype=torch.bool), r(3)),
      (TypeError, "A must hold numbers")),
+    # ---------------------------------------------------------------- decoding
+    ("lp-ok", lambda: gnmt_length_penalty(7, 0.5), lambda lp: abs(lp - 2 ** 0.5) < 1e-12),
+    ("lp-inf", lambda: gnmt_length_penalty(3, float("inf")),
+     (ValueError, "alpha must be finite; got inf")),
+    ("lp-nan", lambda: gnmt_length_penalty(3, float("nan")),
+     (ValueError, "alpha must be a number, got NaN")),
+    ("lp-overflow", lambda: gnmt_length_penalty(10, 1e6),
+     (ValueError, r"\(\(5 \+ 10\) / 6\)\^1e\+06 overflows: alpha=1e\+06 is too large for length 10")),
+    ("lp-overflow-tensor", lambda: gnmt_length_penalty(torch.tensor([1, 10]), 1e6),
+     (ValueError, r"overflows: alpha=1e\+06 is too large for length 10")),
+    ("lp-negative-length", lambda: gnmt_length_penalty(-7, 0.5),
+     (ValueError, r"length must lie in \[0, inf\); got -7")),
+    ("lp-negative-length-tensor", lambda: gnmt_length_penalty(torch.tensor([3, -7]), 0.5),
+     (ValueError, r"length must be ≥ 0 \(a number of tokens\); got -7")),
+    ("beam-lp-ok", lambda: beam_search(s2s(), SRC, 2, 5, 1, 2, length_penalty=0.6),
+     lambda ids: ids.shape[0] == 2),
+    ("beam-lp-inf", lambda: beam_search(s2s(), SRC, 2, 5, 1, 2, length_penalty=float("inf")),
+     (ValueError, "length_penalty must be finite; got inf")),
+    ("beam-lp-nan", lambda: beam_search(s2s(), SRC, 2, 5, 1, 2, length_penalty=float("nan")),
+     (ValueError, "length_penalty must be a number, got NaN")),
+    ("beam-lp-overflow", lambda: beam_search(s2s(), SRC, 2, 5, 1, 2, length_penalty=1e6),
+     (ValueError, r"length_penalty=1e\+06 is too large for outputs of up to 5 tokens.*"
+                  r"use length_penalty ≤ 86\.8")),
+    ("scores-lp-overflow", lambda: sequence_scores(s2s(), SRC, SRC, 1, 2, length_penalty=1e6),
+     (ValueError, r"length_penalty=1e\+06 is too large for outputs of up to 3 tokens")),
+    ("greedy-bos-vocab", lambda: greedy_search(s2s(), SRC, 5, 12, 2),
+     (ValueError, r"bos_id=12 is not in the model's vocabulary of 12 tokens \(ids 0..11\)")),
+    ("greedy-eos-vocab", lambda: greedy_search(s2s(), SRC, 5, 1, 40),
+     (ValueError, r"eos_id=40 is not in the model's vocabulary of 12 tokens")),
+    ("greedy-pad-vocab", lambda: greedy_search(s2s(), SRC, 5, 1, 2, pad_id=12),
+     (ValueError, r"pad_id=12 is not in the model's vocabulary of 12 tokens")),
+    ("greedy-gru-bos-vocab", lambda: greedy_search(gru(), SRC, 5, 12, 2),
+     (ValueError, r"bos_id=12 is not in the model's vocabulary of 12 tokens")),
+    ("beam-pad-vocab", lambda: beam_search(s2s(), SRC, 2, 5, 1, 2, pad_id=99),
+     (ValueError, r"pad_id=99 is not in the model's vocabulary of 12 tokens")),
+    ("beam-eos-vocab", lambda: beam_search(gru(), SRC, 2, 5, 1, 12),
+     (ValueError, r"eos_id=12 is not in the model's vocabulary of 12 tokens")),
+    ("scores-bos-vocab", lambda: sequence_scores(s2s(), SRC, SRC, 12, 2),
+     (ValueError, r"bos_id=12 is not in the model's vocabulary of 12 tokens")),
+    ("generate-zero-tokens", lambda: generate(lm(), SRC, 0),
+     (ValueError, "max_new_tokens must be a positive int; got 0")),
+    ("generate-negative-tokens", lambda: generate(lm(), SRC, -2),
+     (ValueError, "max_new_tokens must be a positive int; got -2")),
+    ("generate-float-tokens", lambda: generate(lm(), SRC, 2.5),
+     (TypeError, r"max_new_tokens must be an int; got 2\.5")),
+    ("generate-eos-vocab", lambda: generate(lm(), SRC, 3, eos_id=12),
+     (ValueError, r"eos_id=12 is not in the model's vocabulary of 12 tokens")),
+    ("generate-ok", lambda: generate(lm(), SRC, 2, greedy=True), lambda ids: ids.shape == (2, 5)),
+    ("sample-nan", lambda: sample_next(_logits(r1c2=float("nan"))),
+     (ValueError, r"logits hold NaN \(row 1 of \(2, 3\)\)")),
+    ("sample-greedy-nan", lambda: sample_next(_logits(r0c0=float("nan")), greedy=True),
+     (ValueError, r"logits hold NaN \(row 0 of \(2, 3\)\)")),
+    ("sample-all-minus-inf", lambda: sample_next(
+        _logits(r1c0=float("-inf"), r1c1=float("-inf"), r1c2=float("-inf")), greedy=True),
+     (ValueError, r"logits are -inf for every token in row 1 of \(2, 3\)")),
+    ("sample-plus-inf", lambda: sample_next(_logits(r0c1=float("inf"))),
+     (ValueError, r"logits hold \+inf \(row 0 of \(2, 3\)\).*greedy=True")),
+    ("sample-some-minus-inf-ok", lambda: sample_next(_logits(r0c2=float("-inf")), greedy=True),
+     lambda ids: ids.tolist() == [1, 0]),
+    ("evaluating-str", lambda: evaluating("model").__enter__(),
+     (TypeError, "model must be a torch.nn.Module; got str")),
+    # ---------------------------------------------------------------- BLEU
+    ("bleu-stats-ok", lambda: bleu_from_stats(BLEU_STATS), lambda b: abs(b.score - 100) < 1e-9),
+    ("bleu-matches-over-totals", lambda: bleu_from_stats(_stats(s3=7)),
+     (ValueError, r"matches_2 \(stats\[3\]\) = 7 > totals_2 \(stats\[7\]\) = 4")),
+    ("bleu-negative", lambda: bleu_from_stats(_stats(s4=-1)),
+     (ValueError, r"stats\[4\] \(matches_3\) must be an int ≥ 0; got -1")),
+    ("bleu-totals-not-c", lambda: bleu_from_stats(_stats(s6=9)),
+     (ValueError, r"totals_1 \(stats\[6\]\) = 9 but c \(stats\[0\]\) = 5")),
+    ("bleu-totals-growing", lambda: bleu_from_stats(_stats(s9=4)),
+     (ValueError, r"totals_4 \(stats\[9\]\) = 4 > totals_3 \(stats\[8\]\) = 3")),
+    ("bleu-stats-length", lambda: bleu_from_stats(BLEU_STATS + [1]),
+     (ValueError, r"stats must hold 10 numbers .*got 11")),
+    ("bleu-stats-float", lambda: bleu_from_stats(_stats(s0=5.0)),
+     (TypeError, r"stats\[0\] \(c\) must be an int; got 5\.0")),
+    ("ngrams-zero", lambda: ngrams(["a", "b"], 0), (ValueError, "n must be a positive int; got 0")),
+    ("ngrams-negative", lambda: ngrams(["a", "b"], -1),
+     (ValueError, "n must be a positive int; got -1")),
+    ("ngrams-float", lambda: ngrams(["a", "b"], 2.0), (TypeError, r"n must be an int; got 2\.0")),
+    # ---------------------------------------------------------------- training
+    ("train-eval-every-negative", lambda: _train_eval_every(-1),
+     (ValueError, "eval_every must be an int ≥ 0; got -1")),
+    ("train-eval-every-float", lambda: _train_eval_every(2.5),
+     (TypeError, r"eval_every must be an int; got 2\.5")),
+    ("train-eval-every-ok", lambda: _train_eval_every(1), lambda h: len(h.evals) == 1),
+    ("tt-average-last-negative", lambda: _train_translator(average_last=-1),
+     (ValueError, "average_last must be an int ≥ 0; got -1")),
+    ("tt-average-last-float", lambda: _train_translator(average_last=2.5),
+     (TypeError, r"average_last must be an int; got 2\.5")),
+    ("tt-eval-every-negative", lambda: _train_translator(eval_every=-5),
+     (ValueError, "eval_every must be an int ≥ 0; got -5")),
+    ("tt-pad-mismatch", lambda: _train_translator(_tt_config(pad_id=3)),
+     (ValueError, r"config.pad_id=3 but tokenizer.pad_id=0")),
+    ("tt-eos-mismatch", lambda: _train_translator(_tt_config(eos_id=5)),
+     (ValueError, r"config.eos_id=5 but tokenizer.eos_id=2")),
+    ("tt-vocab-mismatch", lambda: _train_translator(_tt_config(vocab_size=300)),
+     (ValueError, r"config.vocab_size=300 but tokenizer.vocab_size=268")),
+    ("tt-gru-pad-mismatch", lambda: _train_translator(Seq2SeqGRU(268, 268, 4, 4, pad_id=3)),
+     (ValueError, r"model.pad_id=3 but tokenizer.pad_id=0")),
 ]
 
 

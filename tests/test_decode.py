@@ -8,10 +8,18 @@ import math
 import pytest
 import torch
 
-from minformer.decode import beam_search, gnmt_length_penalty, greedy_search, sequence_scores
+from minformer.decode import (
+    _MAX_LOG_PENALTY,
+    beam_search,
+    generate,
+    gnmt_length_penalty,
+    greedy_search,
+    sample_next,
+    sequence_scores,
+)
 from minformer.rnn import Seq2SeqGRU
 from minformer.train import sequence_loss, train
-from minformer.transformer import Transformer, TransformerConfig
+from minformer.transformer import DecoderOnly, Transformer, TransformerConfig
 
 PAD, BOS, EOS = 0, 1, 2
 V = 15
@@ -319,3 +327,140 @@ def test_a_model_without_a_pad_id_needs_one_given():
 def test_ids_outside_the_vocabulary_are_refused_by_the_model():
     with pytest.raises(ValueError, match="bos_id|outside the vocabulary|ids must lie"):
         greedy_search(gru(), sources(), 5, 99, EOS)
+
+
+# ----------------------------------------------------------------------------- no silent wrong answers
+
+def test_a_length_penalty_too_large_for_max_len_is_refused_and_the_largest_accepted_stays_finite():
+    """α = 10⁶ made ((5 + |y|) / 6)^α inf, and every beam score nan or 0. The limit keeps lp(max_len)
+    ≤ e^44: just below it every score of every length is finite; just above it is refused."""
+    model, src = transformer(0), sources(0)
+    largest = _MAX_LOG_PENALTY / math.log((5 + 10) / 6)  # the largest α for max_len = 10
+    ids, scores = beam_search(model, src, 3, 10, BOS, EOS, length_penalty=0.999 * largest,
+                              return_scores=True)
+    assert torch.isfinite(scores).all() and (scores < 0).all()
+    assert torch.isfinite(sequence_scores(model, src, ids, BOS, EOS, 0.999 * largest)).all()
+    for alpha in (1.001 * largest, 1e6):
+        with pytest.raises(ValueError, match=r"length_penalty=\S+ is too large for outputs of up to 10 "
+                                             r"tokens.*use length_penalty ≤ 48\.4"):
+            beam_search(model, src, 3, 10, BOS, EOS, length_penalty=alpha)
+    with pytest.raises(ValueError, match=r"length_penalty=1e\+06 is too large for outputs of up to 6"):
+        sequence_scores(model, src, ids[:, :6].clone(), BOS, EOS, 1e6)
+    # max_len = 1: lp(1) = 1 whatever α, so a large α is harmless there
+    assert beam_search(model, src, 2, 1, BOS, EOS, length_penalty=1e6).shape == (6, 1)
+
+
+@pytest.mark.parametrize("alpha, match", [
+    (float("inf"), "length_penalty must be finite; got inf"),
+    (float("nan"), "length_penalty must be a number, got NaN"),
+])
+def test_an_infinite_or_nan_length_penalty_is_refused(alpha, match):
+    model, src = transformer(0), sources(0)
+    for call in (lambda: beam_search(model, src, 2, 5, BOS, EOS, length_penalty=alpha),
+                 lambda: sequence_scores(model, src, src, BOS, EOS, alpha)):
+        with pytest.raises(ValueError, match=match):
+            call()
+
+
+def test_the_length_penalty_refuses_what_has_no_answer():
+    with pytest.raises(ValueError, match=r"overflows: alpha=1e\+06 is too large for length 10"):
+        gnmt_length_penalty(10, 1e6)
+    with pytest.raises(ValueError, match=r"overflows: alpha=1e\+06 is too large for length 10"):
+        gnmt_length_penalty(torch.tensor([1, 10]), 1e6)
+    with pytest.raises(ValueError, match="alpha must be finite; got inf"):
+        gnmt_length_penalty(3, float("inf"))
+    with pytest.raises(ValueError, match=r"length must lie in \[0, inf\); got -7"):
+        gnmt_length_penalty(-7, 0.5)  # ((5 - 7) / 6)^0.5 was a complex number
+    with pytest.raises(ValueError, match=r"length must be ≥ 0 .*got -7"):
+        gnmt_length_penalty(torch.tensor([3, -7]), 0.5)
+    assert gnmt_length_penalty(10, 48.0) == pytest.approx(2.5 ** 48)  # large, but finite
+    assert gnmt_length_penalty(1, 1e6) == 1.0  # lp(1) = 1 for every α
+
+
+@pytest.mark.parametrize("kind", ["transformer", "gru", "scripted"])
+@pytest.mark.parametrize("name", ["bos_id", "eos_id", "pad_id"])
+def test_token_ids_outside_the_vocabulary_are_named_with_its_size(kind, name):
+    """The size comes from the model (config.tgt_vocab, Seq2SeqGRU.tgt_vocab) or, for a model that
+    does not say, from the first step's logits (Scripted: 6 tokens)."""
+    model = {"transformer": transformer, "gru": gru, "scripted": lambda: Scripted({})}[kind]()
+    size = Scripted.vocab if kind == "scripted" else V
+    ids = {"bos_id": BOS, "eos_id": EOS, "pad_id": PAD, name: size}
+    src = torch.tensor([[5, 6]])
+    match = rf"{name}={size} is not in the model's vocabulary of {size} tokens \(ids 0..{size - 1}\)"
+    with pytest.raises(ValueError, match=match):
+        greedy_search(model, src, 3, **ids)
+    with pytest.raises(ValueError, match=match):
+        beam_search(model, src, 2, 3, **ids)
+    if name != "pad_id":
+        with pytest.raises(ValueError, match=match):
+            sequence_scores(model, src, torch.tensor([[3, EOS]]), ids["bos_id"], ids["eos_id"])
+
+
+def test_sequence_scores_refuses_output_ids_outside_the_vocabulary():
+    with pytest.raises(ValueError, match=r"ids must hold token ids in the model's vocabulary 0..14; "
+                                         r"got 15 at \(0, 1\)"):
+        sequence_scores(transformer(), torch.tensor([[5]]), torch.tensor([[3, 15]]), BOS, EOS)
+    with pytest.raises(ValueError, match=r"ids must hold token ids in the model's vocabulary 0..5"):
+        sequence_scores(Scripted({}), torch.tensor([[5]]), torch.tensor([[3, 6]]), BOS, EOS)
+
+
+def test_the_searches_restore_the_mode_when_the_model_fails():
+    class Broken(Scripted):
+        def decode(self, tgt, memory, src_mask):
+            raise RuntimeError("broken decoder")
+
+    model = Broken({}).train()
+    for search in (lambda: greedy_search(model, torch.tensor([[5]]), 3, BOS, EOS),
+                   lambda: beam_search(model, torch.tensor([[5]]), 2, 3, BOS, EOS),
+                   lambda: sequence_scores(model, torch.tensor([[5]]), torch.tensor([[3]]), BOS, EOS)):
+        with pytest.raises(RuntimeError, match="broken decoder"):
+            search()
+        assert model.training
+
+
+# ----------------------------------------------------------------------------- decoder-only
+
+def lm(seed=0):
+    torch.manual_seed(seed)
+    return DecoderOnly(TransformerConfig(vocab_size=V, d_model=16, n_heads=2, d_ff=32, n_layers=1,
+                                         dropout=0.0, max_len=32))
+
+
+@pytest.mark.parametrize("n, error, match", [
+    (0, ValueError, "max_new_tokens must be a positive int; got 0"),
+    (-3, ValueError, "max_new_tokens must be a positive int; got -3"),
+    (2.5, TypeError, r"max_new_tokens must be an int; got 2\.5"),
+])
+def test_generate_refuses_a_count_of_new_tokens_below_one(n, error, match):
+    with pytest.raises(error, match=match):
+        generate(lm(), torch.tensor([[3, 4]]), n)
+
+
+def test_generate_refuses_an_eos_outside_the_vocabulary_and_restores_the_mode():
+    model = lm().train()
+    with pytest.raises(ValueError, match=rf"eos_id={V} is not in the model's vocabulary of {V} tokens"):
+        generate(model, torch.tensor([[3, 4]]), 3, eos_id=V)
+    assert generate(model, torch.tensor([[3, 4]]), 3, greedy=True).shape == (1, 5) and model.training
+
+
+@pytest.mark.parametrize("greedy", [True, False])
+def test_sample_next_refuses_logits_with_no_token_to_choose(greedy):
+    logits = torch.tensor([[0.0, 1.0, 2.0], [0.5, 0.5, 0.5]])
+    nan = logits.clone()
+    nan[1, 2] = float("nan")  # argmax would pick the NaN, sampling would fail deep in multinomial
+    with pytest.raises(ValueError, match=r"logits hold NaN \(row 1 of \(2, 3\)\)"):
+        sample_next(nan, greedy=greedy)
+    masked = logits.clone()
+    masked[0] = float("-inf")  # argmax would return token 0 as if it were chosen
+    with pytest.raises(ValueError, match=r"logits are -inf for every token in row 0 of \(2, 3\)"):
+        sample_next(masked, greedy=greedy)
+    partly = logits.clone()
+    partly[0, :2] = float("-inf")  # some tokens masked: fine, the others are chosen among
+    assert sample_next(partly, greedy=greedy, generator=torch.Generator().manual_seed(0))[0] == 2
+
+
+def test_sample_next_refuses_infinite_logits_only_when_sampling():
+    logits = torch.tensor([[0.0, float("inf"), 1.0]])
+    assert sample_next(logits, greedy=True).tolist() == [1]
+    with pytest.raises(ValueError, match=r"logits hold \+inf \(row 0 of \(1, 3\)\).*greedy=True"):
+        sample_next(logits)

@@ -9,8 +9,11 @@ from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from minformer.data import load_translation_pairs
 from minformer.metrics import (
+    bleu_from_stats,
     bootstrap_interval,
     corpus_bleu,
+    corpus_stats,
+    ngrams,
     paired_bootstrap,
     sentence_bleu,
     tokenize_13a,
@@ -237,3 +240,55 @@ def test_bad_bootstrap_arguments():
         paired_bootstrap(["a", "b"], ["a"], ["a", "b"])
     with pytest.raises(TypeError, match="not a single str"):
         paired_bootstrap("a", ["a"], ["a"])
+
+
+# ----------------------------------------------------------------------------- impossible statistics
+
+GOOD = [5, 5, 5, 4, 3, 2, 5, 4, 3, 2]  # c, r, matches_1..4, totals_1..4: "a b c d e" against itself
+
+
+@pytest.mark.parametrize("change, error, match", [
+    ({2: 9}, ValueError, r"matches_1 \(stats\[2\]\) = 9 > totals_1 \(stats\[6\]\) = 5"),
+    ({5: 3}, ValueError, r"matches_4 \(stats\[5\]\) = 3 > totals_4 \(stats\[9\]\) = 2"),
+    ({6: 6}, ValueError, r"totals_1 \(stats\[6\]\) = 6 but c \(stats\[0\]\) = 5"),
+    ({8: 5, 4: 3}, ValueError, r"totals_3 \(stats\[8\]\) = 5 > totals_2 \(stats\[7\]\) = 4"),
+    ({0: -1}, ValueError, r"stats\[0\] \(c\) must be an int ≥ 0; got -1"),
+    ({3: -2}, ValueError, r"stats\[3\] \(matches_2\) must be an int ≥ 0; got -2"),
+    ({1: 4.5}, TypeError, r"stats\[1\] \(r\) must be an int; got 4\.5"),
+])
+def test_impossible_statistics_are_refused_naming_the_entry(change, error, match):
+    stats = list(GOOD)
+    for i, v in change.items():
+        stats[i] = v
+    with pytest.raises(error, match=match):
+        bleu_from_stats(stats)
+
+
+def test_statistics_of_the_wrong_length_are_refused():
+    with pytest.raises(ValueError, match=r"stats must hold 10 numbers .*got 9"):
+        bleu_from_stats(GOOD[:-1])
+    with pytest.raises(TypeError, match="stats must be a sequence of 10 ints"):
+        bleu_from_stats(5)
+
+
+def test_real_statistics_are_accepted(test_split):
+    """Every corpus's summed statistics, and every single sentence's, pass the checks."""
+    assert bleu_from_stats(GOOD).score == pytest.approx(100.0)
+    hyps, refs = test_split
+    hyps, refs = hyps[:300] + ["", "a"], refs[:300] + ["x y", "a b c d e f"]  # with empty, short
+    stats = corpus_stats(hyps, refs)
+    for row in stats:
+        bleu_from_stats(row)
+    assert bleu_from_stats(stats.sum(axis=0)).score == pytest.approx(corpus_bleu(hyps, refs).score)
+    assert corpus_bleu(hyps, refs).score > 10
+
+
+@pytest.mark.parametrize("n, error, match", [
+    (0, ValueError, "n must be a positive int; got 0"),
+    (-1, ValueError, "n must be a positive int; got -1"),
+    (1.0, TypeError, r"n must be an int; got 1\.0"),
+])
+def test_ngrams_needs_a_positive_int(n, error, match):
+    with pytest.raises(error, match=match):
+        ngrams(["a", "b"], n)
+    assert ngrams(["a", "b", "a", "b"], 2) == {("a", "b"): 2, ("b", "a"): 1}

@@ -153,3 +153,70 @@ def test_train_refuses_bad_arguments_and_reports_divergence():
     with pytest.raises(FloatingPointError, match="the loss became nan at step 0"):
         train(model, _regression(), lambda m, b: m(b[0]).sum() * float("nan"), opt, steps=1,
               progress=False)
+
+
+@pytest.mark.parametrize("every, error, match", [
+    (-1, ValueError, "eval_every must be an int ≥ 0; got -1"),
+    (2.5, TypeError, r"eval_every must be an int; got 2\.5"),
+    (True, TypeError, "eval_every must be an int; got True"),
+])
+def test_train_refuses_an_eval_every_that_is_not_a_count(every, error, match):
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(error, match=match):
+        train(model, _regression(), _mse, opt, steps=3, eval_fn=lambda m: 0.0, eval_every=every,
+              progress=False)
+    assert opt.param_groups[0]["lr"] == 0.1 and model.weight.grad is None  # refused before training
+
+
+def test_evaluation_runs_without_gradients_and_a_failing_one_leaves_the_model_training():
+    model = nn.Sequential(nn.Linear(3, 1), nn.Dropout(0.1))
+    seen = []
+
+    def eval_fn(m):
+        seen.append((m.training, m[1].training, torch.is_grad_enabled()))
+        if len(seen) == 2:
+            raise RuntimeError("evaluation failed")
+        return 0.0
+
+    with pytest.raises(RuntimeError, match="evaluation failed"):
+        train(model, _regression(), _mse, torch.optim.SGD(model.parameters(), lr=0.01), steps=4,
+              eval_fn=eval_fn, eval_every=1, progress=False)
+    assert seen == [(False, False, False)] * 2
+    assert model.training and model[1].training and torch.is_grad_enabled()
+
+
+def test_train_translator_refuses_a_model_that_disagrees_with_the_tokenizer():
+    from minformer.rnn import Seq2SeqGRU
+    from minformer.tokenizer import BPETokenizer
+    from minformer.train_translator import train_translator
+    from minformer.transformer import Transformer, TransformerConfig
+
+    tok = BPETokenizer.train(["low lower lowest"] * 3, 4 + 256 + 4)
+    ids = dict(pad_id=tok.pad_id, bos_id=tok.bos_id, eos_id=tok.eos_id)
+    small = dict(d_model=8, n_heads=2, d_ff=16, n_layers=1, max_len=16, dropout=0.0)
+    good = TransformerConfig(vocab_size=tok.vocab_size, **small, **ids)
+    pairs = [("low", "lower"), ("lower", "lowest")]
+
+    def run(config, **kw):
+        return train_translator(config, tok, pairs, steps=1, batch_size=2, progress=False,
+                                device="cpu", **kw)
+
+    for change, match in [
+        (dict(bos_id=5), f"config.bos_id=5 but tokenizer.bos_id={tok.bos_id}"),
+        (dict(pad_id=4), f"config.pad_id=4 but tokenizer.pad_id={tok.pad_id}"),
+        (dict(tgt_vocab_size=300), f"config.tgt_vocab_size=300 but tokenizer.vocab_size={tok.vocab_size}"),
+    ]:
+        bad = TransformerConfig(vocab_size=tok.vocab_size, **small, **{**ids, **change})
+        with pytest.raises(ValueError, match=match):
+            run(bad)
+        with pytest.raises(ValueError, match=match.replace("config.", "model.config.", 1)):
+            run(Transformer(bad))
+    with pytest.raises(ValueError, match=f"model.tgt_vocab=100 but tokenizer.vocab_size={tok.vocab_size}"):
+        run(Seq2SeqGRU(tok.vocab_size, 100, 4, 4))
+    with pytest.raises(ValueError, match="average_last must be an int ≥ 0; got -1"):
+        run(good, average_last=-1)
+    _, history = run(good)  # the tokenizer's own ids pass
+    assert history.steps == 1
+    _, history = run(Seq2SeqGRU(tok.vocab_size, tok.vocab_size, 4, 4, pad_id=tok.pad_id))
+    assert history.steps == 1

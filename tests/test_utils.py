@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import minformer
-from minformer.utils import Timer, data_dir, pick_device, seed_everything
+from minformer.utils import Timer, data_dir, evaluating, pick_device, seed_everything
 
 
 def test_seed_everything_makes_all_generators_repeat():
@@ -90,3 +90,78 @@ def test_data_dir_missing_says_where_it_looked(monkeypatch, tmp_path):
 def test_unknown_package_attribute():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         minformer.nope  # noqa: B018
+
+
+# ----------------------------------------------------------------------------- evaluating
+
+
+def _net():
+    return torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout(0.5), torch.nn.Linear(3, 1))
+
+
+def test_evaluating_switches_to_eval_without_grad_and_restores_the_mode():
+    net = _net().train()
+    x = torch.ones(4, 3)
+    with evaluating(net) as inside:
+        assert inside is net
+        assert not any(m.training for m in net.modules())
+        assert not torch.is_grad_enabled()
+        y = net(x)
+        assert not y.requires_grad
+        assert torch.equal(net(x), y)  # dropout off: the same output twice
+    assert all(m.training for m in net.modules()) and torch.is_grad_enabled()
+    net.eval()
+    with evaluating(net):
+        pass
+    assert not any(m.training for m in net.modules())  # an eval model stays in eval mode
+
+
+def test_evaluating_restores_the_mode_after_an_exception():
+    net = _net().train()
+    with pytest.raises(RuntimeError, match="inside"):
+        with evaluating(net):
+            raise RuntimeError("inside")
+    assert all(m.training for m in net.modules()) and torch.is_grad_enabled()
+
+
+def test_evaluating_restores_each_submodules_own_flag():
+    """A submodule kept in eval mode inside a training model (a frozen part) stays so."""
+    net = _net().train()
+    net[1].eval()
+    with evaluating(net):
+        pass
+    assert [m.training for m in net] == [True, False, True] and net.training
+
+
+def test_evaluating_nests():
+    net = _net().train()
+    with evaluating(net, no_grad=False):
+        assert not net.training and torch.is_grad_enabled()
+        with evaluating(net):
+            assert not net.training and not torch.is_grad_enabled()
+            with evaluating(net, no_grad=False):  # leaves the grad mode as it finds it
+                assert not net.training and not torch.is_grad_enabled()
+            assert not net.training and not torch.is_grad_enabled()
+        assert not net.training and torch.is_grad_enabled()  # the inner exit kept eval mode
+    assert net.training and torch.is_grad_enabled()
+
+
+def test_evaluating_can_keep_gradients():
+    net = _net().train()
+    x = torch.ones(2, 3, requires_grad=True)
+    with evaluating(net, no_grad=False):
+        net(x).sum().backward()
+        assert not net.training
+    assert x.grad is not None and net.training
+
+
+@pytest.mark.parametrize("model, no_grad, error, match", [
+    ("net", True, TypeError, "model must be a torch.nn.Module; got str"),
+    (None, "yes", TypeError, "no_grad must be True or False; got 'yes'"),
+])
+def test_evaluating_refuses_bad_arguments(model, no_grad, error, match):
+    net = _net().train()
+    with pytest.raises(error, match=match):
+        with evaluating(net if model is None else model, no_grad=no_grad):
+            pass
+    assert net.training

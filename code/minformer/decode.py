@@ -20,9 +20,12 @@ the two give the same tokens (the logits agree to rounding). Models without a ca
 (:class:`~minformer.rnn.Seq2SeqGRU`) always take the reference path.
 """
 
+import math
+
 import torch
 
 from . import validate
+from .utils import evaluating
 
 
 def sample_next(logits, temperature: float = 1.0, top_k: int | None = None,
@@ -31,10 +34,12 @@ def sample_next(logits, temperature: float = 1.0, top_k: int | None = None,
 
     greedy: argmax. Otherwise sample from softmax(logits / temperature), restricted to the
     ``top_k`` highest logits when given: temperature → 0 approaches greedy, temperature = 1 is the
-    model's own distribution, larger flattens it.
+    model's own distribution, larger flattens it. A row with no token to choose (a NaN, or -inf
+    everywhere; when sampling, also a +inf) is a ValueError naming the row.
     """
     if logits.ndim != 2:
         raise ValueError(f"logits must be (batch, vocab); got shape {tuple(logits.shape)}")
+    _check_logits(logits, greedy)
     if greedy:
         return logits.argmax(dim=-1)  # (batch,)
     if not temperature > 0:
@@ -47,6 +52,62 @@ def sample_next(logits, temperature: float = 1.0, top_k: int | None = None,
         logits = logits.masked_fill(logits < kth, float("-inf"))
     probs = logits.softmax(dim=-1)  # (batch, vocab)
     return torch.multinomial(probs, 1, generator=generator)[:, 0]  # (batch,)
+
+
+def _check_logits(logits, greedy: bool) -> None:
+    """No token can be chosen from a row holding NaN or one that is -inf everywhere; sampling
+    also needs no +inf (softmax of it is NaN). ValueError naming the rows."""
+    def rows(bad):
+        i = bad.nonzero()[:, 0].tolist()
+        return f"row{'s' if len(i) > 1 else ''} {', '.join(map(str, i[:5]))}{', …' if len(i) > 5 else ''}"
+
+    nan = logits.isnan().any(dim=-1)  # (batch,)
+    if bool(nan.any()):
+        raise ValueError(f"logits hold NaN ({rows(nan)} of {tuple(logits.shape)}): there is no token "
+                         f"to choose; the model's output is broken (a NaN weight or input, or an "
+                         f"overflow)")
+    masked = (logits == float("-inf")).all(dim=-1)
+    if bool(masked.any()):
+        raise ValueError(f"logits are -inf for every token in {rows(masked)} of "
+                         f"{tuple(logits.shape)}: every token is masked out, there is none to choose")
+    if not greedy:
+        pos_inf = (logits == float("inf")).any(dim=-1)
+        if bool(pos_inf.any()):
+            raise ValueError(f"logits hold +inf ({rows(pos_inf)} of {tuple(logits.shape)}): "
+                             f"sampling needs finite logits (greedy=True takes the argmax)")
+
+
+def _vocab_size(model, decoder_only: bool = False) -> int | None:
+    """The size of the vocabulary a model's outputs range over, when it says: its config's
+    (``tgt_vocab`` of an encoder-decoder, ``vocab_size``), or a ``tgt_vocab`` attribute
+    (:class:`~minformer.rnn.Seq2SeqGRU`). None when unknown: the searches then read it from the
+    logits' last axis."""
+    config = getattr(model, "config", None)
+    for owner, name in ((config, "vocab_size" if decoder_only else "tgt_vocab"), (config, "vocab_size"),
+                        (model, "tgt_vocab")):
+        v = getattr(owner, name, None) if owner is not None else None
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    return None
+
+
+def _check_in_vocab(vocab: int | None, **ids) -> None:
+    """Each named token id must be below ``vocab`` (None: not known yet, nothing to check)."""
+    if vocab is None:
+        return
+    for name, tok in ids.items():
+        if tok is not None and tok >= vocab:
+            raise ValueError(f"{name}={tok} is not in the model's vocabulary of {vocab} tokens "
+                             f"(ids 0..{vocab - 1})")
+
+
+def _check_output_ids(ids, vocab: int | None) -> None:
+    """Every id of the outputs ``ids`` must lie in 0..vocab-1 (vocab None: only ≥ 0)."""
+    bad = (ids < 0) if vocab is None else (ids < 0) | (ids >= vocab)
+    if bool(bad.any()):
+        where = tuple(bad.nonzero()[0].tolist())
+        span = "≥ 0" if vocab is None else f"in the model's vocabulary 0..{vocab - 1}"
+        raise ValueError(f"ids must hold token ids {span}; got {int(ids[where])} at {where}")
 
 
 def _cached(model, use_cache: bool) -> bool:
@@ -67,30 +128,32 @@ def generate(model, ids, max_new_tokens: int, temperature: float = 1.0,
     model on the whole prefix at every step. The prefix is cut to the model's ``config.max_len``
     most recent tokens when it grows longer (positions then shift at every step, so from there on
     each step re-reads the cut prefix, cache or not). Stops early when every sequence has
-    produced ``eos_id``. Returns (batch, t + new).
+    produced ``eos_id``. ``max_new_tokens`` is an int ≥ 1; ``eos_id`` must lie in the vocabulary.
+    Returns (batch, t + new).
     """
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be an int ≥ 0; got {max_new_tokens!r}")
+    validate.positive_int(max_new_tokens, "max_new_tokens")
+    if eos_id is not None:
+        validate.integer(eos_id, "eos_id", minimum=0)
+        _check_in_vocab(_vocab_size(model, decoder_only=True), eos_id=eos_id)
     cache = model.new_cache() if _cached(model, use_cache) else None
-    was_training = model.training
-    model.eval()
     max_len = getattr(getattr(model, "config", None), "max_len", None)
     done = torch.zeros(ids.shape[0], dtype=torch.bool, device=ids.device)
-    for _ in range(max_new_tokens):
-        fits = max_len is None or ids.shape[1] <= max_len
-        if cache is not None and fits:  # feed only what the cache has not seen
-            logits = model(ids[:, cache.length:], cache=cache)[:, -1]  # (batch, vocab)
-        else:
-            context = ids if max_len is None else ids[:, -max_len:]  # (batch, ≤ max_len)
-            logits = model(context)[:, -1]  # (batch, vocab): the prediction for the next token
-        nxt = sample_next(logits, temperature, top_k, greedy, generator)  # (batch,)
-        if eos_id is not None:
-            nxt = nxt.masked_fill(done, eos_id)
-            done |= nxt == eos_id
-        ids = torch.cat([ids, nxt[:, None]], dim=1)  # (batch, t + 1)
-        if eos_id is not None and done.all():
-            break
-    model.train(was_training)
+    with evaluating(model):
+        for _ in range(max_new_tokens):
+            fits = max_len is None or ids.shape[1] <= max_len
+            if cache is not None and fits:  # feed only what the cache has not seen
+                logits = model(ids[:, cache.length:], cache=cache)[:, -1]  # (batch, vocab)
+            else:
+                context = ids if max_len is None else ids[:, -max_len:]  # (batch, ≤ max_len)
+                logits = model(context)[:, -1]  # (batch, vocab): the prediction for the next token
+            _check_in_vocab(logits.shape[-1], eos_id=eos_id)
+            nxt = sample_next(logits, temperature, top_k, greedy, generator)  # (batch,)
+            if eos_id is not None:
+                nxt = nxt.masked_fill(done, eos_id)
+                done |= nxt == eos_id
+            ids = torch.cat([ids, nxt[:, None]], dim=1)  # (batch, t + 1)
+            if eos_id is not None and done.all():
+                break
     return ids
 
 
@@ -108,18 +171,75 @@ def generate(model, ids, max_new_tokens: int, temperature: float = 1.0,
 # <eos>, padded with pad_id after it; t_out ≤ max_len (a row that never emits <eos> stops there).
 
 
+# The searches divide float32 log-probabilities by lp(|y|): lp may grow to e^44 (half of
+# float32's exponent range, ≈ 1.8e19), so that the scores log P / lp stay ordinary float32
+# numbers, never inf, NaN or a denormal that has lost its digits. At GNMT's α = 0.6-1 lp stays
+# below 200 even at 1000 tokens; the limit refuses only α that would swamp every score.
+_MAX_LOG_PENALTY = math.log(torch.finfo(torch.float32).max) / 2
+
+
+def _lp(length, alpha: float):
+    """((5 + length) / 6)^α, unchecked: for α already validated against the longest output."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def _alpha(alpha, name: str) -> float:
+    """A length-penalty exponent: a finite number ≥ 0."""
+    alpha = validate.number(alpha, name, low=0.0)
+    if math.isinf(alpha):
+        raise ValueError(f"{name} must be finite; got {alpha}")
+    return alpha
+
+
+def _check_penalty_range(alpha: float, longest: int, name: str) -> None:
+    """ValueError if lp(longest) = ((5 + longest) / 6)^α would pass e^_MAX_LOG_PENALTY: α is
+    then too large for outputs that long (lp grows with the length, so longest decides)."""
+    per_alpha = math.log(5 + longest) - math.log(6)  # log lp / α; 0 at length 1
+    if alpha * per_alpha > _MAX_LOG_PENALTY:
+        raise ValueError(
+            f"{name}={alpha:g} is too large for outputs of up to {longest} tokens: the length "
+            f"penalty ((5 + {longest}) / 6)^{alpha:g} = e^{alpha * per_alpha:.4g} would swamp the "
+            f"float32 scores log P / lp (its limit is e^{_MAX_LOG_PENALTY:.1f}); use {name} ≤ "
+            f"{_MAX_LOG_PENALTY / per_alpha:.3g} (GNMT uses 0.6-1)")
+
+
 def gnmt_length_penalty(length, alpha: float):
     """GNMT's length penalty lp(|y|) = ((5 + |y|) / 6)^α (Wu et al., 2016).
 
     A hypothesis is ranked by log P(y | x) / lp(|y|). Log-probabilities only fall as tokens are
     added, so the raw sum favours short outputs; α = 0 keeps the raw sum, α ≈ 0.6-1 evens it out.
-    ``length`` is an int or a tensor; |y| counts the generated tokens, <eos> included.
+    ``length`` is a number ≥ 0 or a tensor of them; |y| counts the generated tokens, <eos>
+    included. α must be finite and ≥ 0; a penalty that overflows (α = 10⁶ at length 10) is a
+    ValueError, not inf.
     """
-    return ((5.0 + length) / 6.0) ** alpha
+    alpha = _alpha(alpha, "alpha")
+    if isinstance(length, torch.Tensor):
+        if length.dtype == torch.bool or length.is_complex():
+            raise TypeError(f"length must hold numbers of tokens; got dtype {length.dtype}")
+        bad = ~(length >= 0)  # NaN too
+        if bool(bad.any()):
+            raise ValueError(f"length must be ≥ 0 (a number of tokens); got {length[bad].flatten()[0].item()} "
+                             f"in the tensor of shape {tuple(length.shape)}")
+        lp = _lp(length, alpha)
+        finite = bool(torch.isfinite(lp).all())
+        longest = length.max().item() if length.numel() else 0
+    else:
+        longest = length = validate.number(length, "length", low=0.0)
+        try:
+            lp = _lp(length, alpha)
+            finite = math.isfinite(lp)
+        except OverflowError:
+            finite = False
+    if not finite:
+        raise ValueError(f"the length penalty ((5 + {longest:g}) / 6)^{alpha:g} overflows: alpha={alpha:g} "
+                         f"is too large for length {longest:g} (GNMT uses 0.6-1)")
+    return lp
 
 
 def _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, alpha=0.0):
-    """TypeError for a wrong type, ValueError for a wrong value (:mod:`minformer.validate`)."""
+    """TypeError for a wrong type, ValueError for a wrong value (:mod:`minformer.validate`).
+    Token ids must lie in the model's vocabulary when it says how large it is (else the first
+    step's logits tell: :func:`_check_in_vocab`). Returns pad_id (the model's by default)."""
     for name in ("source_mask", "encode", "decode"):
         if not callable(getattr(model, name, None)):
             raise TypeError(f"model must have source_mask, encode and decode methods (an encoder-decoder "
@@ -136,7 +256,8 @@ def _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, alpha=0.0):
             raise ValueError(f"{type(model).__name__} names no pad_id: pass pad_id=")
     for name, tok in (("bos_id", bos_id), ("eos_id", eos_id), ("pad_id", pad_id)):
         validate.integer(tok, name, minimum=0)
-    validate.number(alpha, "length_penalty", low=0.0)
+    _check_in_vocab(_vocab_size(model), bos_id=bos_id, eos_id=eos_id, pad_id=pad_id)
+    _check_penalty_range(_alpha(alpha, "length_penalty"), max_len, "length_penalty")
     return int(pad_id)
 
 
@@ -171,22 +292,19 @@ def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: in
     """
     pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id)
     cache = model.new_cache() if _cached(model, use_cache) else None
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         src_mask = model.source_mask(src)
         memory = model.encode(src, src_mask)
         ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (batch, 1)
         done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
         for _ in range(max_len):
             logits = _next_logits(model, ys, memory, src_mask, cache)  # (batch, vocab)
+            _check_in_vocab(logits.shape[-1], bos_id=bos_id, eos_id=eos_id, pad_id=pad_id)
             nxt = logits.argmax(dim=-1).masked_fill(done, pad_id)  # finished rows only pad
             ys = torch.cat([ys, nxt[:, None]], dim=1)  # (batch, t + 1)
             done |= nxt == eos_id
             if bool(done.all()):
                 break
-    finally:
-        model.train(was_training)
     return ys[:, 1:]
 
 
@@ -214,6 +332,10 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
     beams (``cache.reorder``); without it each step re-reads the whole prefix. Returns ids
     (batch, t_out) without <bos>, as :func:`greedy_search`; with return_scores=True also their
     scores (batch,), as :func:`sequence_scores` computes them.
+
+    ``length_penalty`` must be finite, ≥ 0 and small enough that lp(max_len) stays below e^44,
+    so that no score overflows or loses its digits: α ≤ 48.4 at max_len = 10, ≤ 11.8 at 256 (GNMT
+    uses 0.6-1). bos_id, eos_id and pad_id must lie in the model's vocabulary.
     """
     pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, length_penalty)
     validate.positive_int(beam_size, "beam_size")
@@ -221,9 +343,7 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
     alpha = float(length_penalty)
     B, k, dev = src.shape[0], beam_size, src.device
     first_row = torch.arange(B, device=dev) * k  # sentence b's beams are rows b·k … b·k + k - 1
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         src_k = src.repeat_interleave(k, dim=0)  # (B·k, s)
         src_mask = model.source_mask(src_k)
         memory = model.encode(src_k, src_mask)
@@ -238,6 +358,7 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
         for _ in range(max_len):
             logits = _next_logits(model, ys, memory, src_mask, cache).float()  # (B·k, V)
             V = logits.shape[-1]
+            _check_in_vocab(V, bos_id=bos_id, eos_id=eos_id, pad_id=pad_id)
             step = logits.log_softmax(dim=-1).view(B, k, V)  # log P(next token | prefix)
             # a finished beam has one continuation, pad, at log-probability 0: its score stays
             stay = torch.full((V,), float("-inf"), device=dev)
@@ -245,7 +366,7 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
             step = torch.where(finished[..., None], stay, step)
             cand = logp[..., None] + step  # (B, k, V): log P of every extended prefix
             cand_len = length + (~finished).long()  # (B, k)
-            ranked = cand / gnmt_length_penalty(cand_len, alpha)[..., None]  # (B, k, V)
+            ranked = cand / _lp(cand_len, alpha)[..., None]  # (B, k, V)
             top = ranked.view(B, k * V).topk(k, dim=-1).indices  # (B, k) of the k·V candidates
             beam, tok = top // V, top % V  # the beam each survivor extends, and by which token
             logp = cand.view(B, k * V).gather(1, top)
@@ -256,7 +377,7 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
             if cache is not None:
                 cache.reorder(rows)
             # keep aside each sentence's best finished output
-            score = logp / gnmt_length_penalty(length, alpha)  # (B, k)
+            score = logp / _lp(length, alpha)  # (B, k)
             top_done, which = score.masked_fill(~finished, float("-inf")).max(dim=1)  # (B,)
             better = top_done > best
             best = torch.where(better, top_done, best)
@@ -264,12 +385,10 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
             best_ids[better, :ys.shape[1] - 1] = ys[which + first_row][better, 1:]
             # done: no live prefix can reach the best finished score, even at length max_len
             reachable = logp.masked_fill(finished, float("-inf")).max(dim=1).values
-            if bool((best >= reachable / gnmt_length_penalty(max_len, alpha)).all()):
+            if bool((best >= reachable / _lp(max_len, alpha)).all()):
                 break
-    finally:
-        model.train(was_training)
     # a sentence with no finished output (it reached max_len) takes its best live prefix
-    score = logp / gnmt_length_penalty(length, alpha)
+    score = logp / _lp(length, alpha)
     top_live, which = score.masked_fill(finished, float("-inf")).max(dim=1)  # (B,)
     live = top_live > best
     best = torch.where(live, top_live, best)
@@ -293,19 +412,23 @@ def sequence_scores(model, src, ids, bos_id: int, eos_id: int, length_penalty: f
     if ids.shape[0] != src.shape[0]:
         raise ValueError(f"ids must be (batch, t) outputs for the {tuple(src.shape)} source; "
                          f"got shape {tuple(ids.shape)}")
-    length_penalty = validate.number(length_penalty, "length_penalty", low=0.0)
-    was_training = model.training
-    model.eval()
-    try:
+    for name, tok in (("bos_id", bos_id), ("eos_id", eos_id)):
+        validate.integer(tok, name, minimum=0)
+    vocab = _vocab_size(model)
+    _check_in_vocab(vocab, bos_id=bos_id, eos_id=eos_id)
+    _check_output_ids(ids, vocab)
+    length_penalty = _alpha(length_penalty, "length_penalty")
+    _check_penalty_range(length_penalty, ids.shape[1], "length_penalty")
+    with evaluating(model):
         src_mask = model.source_mask(src)
         memory = model.encode(src, src_mask)
         prefix = torch.cat([torch.full_like(ids[:, :1], bos_id), ids[:, :-1]], dim=1)  # (batch, t)
         logp = model.decode(prefix, memory, src_mask).float().log_softmax(dim=-1)  # (batch, t, V)
+        _check_in_vocab(logp.shape[-1], bos_id=bos_id, eos_id=eos_id)
+        _check_output_ids(ids, logp.shape[-1])
         token_logp = logp.gather(2, ids[..., None])[..., 0]  # (batch, t)
-    finally:
-        model.train(was_training)
     is_eos = (ids == eos_id).long()
     keep = (is_eos.cumsum(dim=1) - is_eos) == 0  # up to and including the first <eos>
     total = torch.where(keep, token_logp, 0.0).sum(dim=1)  # (batch,) log P(y | x)
-    return total / gnmt_length_penalty(keep.sum(dim=1), float(length_penalty))
+    return total / _lp(keep.sum(dim=1), length_penalty)
 

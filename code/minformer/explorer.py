@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from . import validate
+from .utils import evaluating
 
 DECIMALS = 3  # weights are stored as integers in thousandths: 0.123 → 123
 
@@ -390,9 +391,7 @@ def examples_from_translator(translator, sentences: Sequence[str], beam_size: in
     ids = translator.encode_sources(sentences)  # checks the sentences, names a bad one
     tok, model = translator.tokenizer, translator.model
     out = []
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         for sentence, src_ids in zip(sentences, ids):
             src = torch.tensor([src_ids], device=translator.device)  # (1, s)
             ys = translator.search(src, beam_size, length_penalty)  # (1, t_out)
@@ -404,11 +403,8 @@ def examples_from_translator(translator, sentences: Sequence[str], beam_size: in
                 if i == tok.eos_id:
                     break
             tgt_in = torch.tensor([[tok.bos_id] + y[:-1]], device=src.device)  # (1, t): <bos> y1 …
-            with torch.no_grad():
-                _, weights = model.decode(tgt_in, model.encode(src), need_weights=True)
+            _, weights = model.decode(tgt_in, model.encode(src), need_weights=True)
             w = torch.stack([a[0] for a in weights]).float().cpu()  # (layers, heads, t, s)
             out.append({"source": [tok.id_to_token(i) for i in src_ids],
                         "target": [tok.id_to_token(i) for i in y], "weights": w, "label": sentence})
-    finally:
-        model.train(was_training)
     return out

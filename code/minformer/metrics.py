@@ -73,7 +73,8 @@ def tokenize_13a(line: str) -> list[str]:
 
 
 def ngrams(words: Sequence[str], n: int) -> Counter:
-    """How often each n-gram (a tuple of n consecutive words) occurs in ``words``."""
+    """How often each n-gram (a tuple of n consecutive words) occurs in ``words``; n ≥ 1."""
+    validate.positive_int(n, "n")  # n = 0 would count len(words) + 1 empty n-grams
     return Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
 
 
@@ -178,12 +179,42 @@ def bleu_from_stats(stats: Sequence[int], smooth: str = "exp") -> BLEUScore:
 
     smooth: "exp" (sacrebleu's default: the k-th order with 0 matches gets precision
     1 / (2^k · total)) or "none" (any order with 0 matches makes BLEU 0).
+    Statistics no corpus can give (a negative count, matches_n > totals_n, totals_1 ≠ c, totals
+    growing with n, not 10 of them) are a ValueError naming the entry, not a score.
     """
     if smooth not in ("exp", "none"):
         raise ValueError(f"smooth must be 'exp' or 'none'; got {smooth!r}")
-    c, r = int(stats[0]), int(stats[1])
-    matches = tuple(int(m) for m in stats[2:2 + MAX_ORDER])
-    totals = tuple(int(t) for t in stats[2 + MAX_ORDER:2 + 2 * MAX_ORDER])
+    # Summed over sentences of c_i words, totals_n = Σ max(c_i - n + 1, 0): so totals_1 = c,
+    # totals_n never grows with n, and matches_n ≤ totals_n.
+    names = ("c", "r", *(f"matches_{n}" for n in range(1, MAX_ORDER + 1)),
+             *(f"totals_{n}" for n in range(1, MAX_ORDER + 1)))
+    if isinstance(stats, (str, bytes)) or not hasattr(stats, "__len__"):
+        raise TypeError(f"stats must be a sequence of {len(names)} ints [c, r, matches_1..4, "
+                        f"totals_1..4]; got {_preview(stats)}")
+    if len(stats) != len(names):
+        raise ValueError(f"stats must hold {len(names)} numbers [c, r, matches_1..4, totals_1..4]; "
+                         f"got {len(stats)}: {_preview(list(stats))}")
+    values = [validate.integer(v, f"stats[{i}] ({name})", minimum=0)
+              for i, (name, v) in enumerate(zip(names, stats))]
+    c, r = values[0], values[1]
+    matches, totals = tuple(values[2:2 + MAX_ORDER]), tuple(values[2 + MAX_ORDER:])
+
+    def m_at(n):  # "matches_2 (stats[3])"
+        return f"matches_{n + 1} (stats[{2 + n}])"
+
+    def t_at(n):
+        return f"totals_{n + 1} (stats[{2 + MAX_ORDER + n}])"
+
+    if totals[0] != c:
+        raise ValueError(f"impossible BLEU statistics: {t_at(0)} = {totals[0]} but c (stats[0]) = "
+                         f"{c}: hypotheses of c words hold exactly c unigrams")
+    for n in range(MAX_ORDER):
+        if n and totals[n] > totals[n - 1]:
+            raise ValueError(f"impossible BLEU statistics: {t_at(n)} = {totals[n]} > {t_at(n - 1)} "
+                             f"= {totals[n - 1]}: longer n-grams are never more numerous")
+        if matches[n] > totals[n]:
+            raise ValueError(f"impossible BLEU statistics: {m_at(n)} = {matches[n]} > {t_at(n)} = "
+                             f"{totals[n]}: more n-grams matched than the hypotheses hold")
     bp = 1.0 if c > r else (math.exp(1 - r / c) if c > 0 else 0.0)
     precisions = [0.0] * MAX_ORDER
     if not any(matches):  # nothing in common at all: BLEU is 0

@@ -22,6 +22,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 # sequence_loss moved to minformer.train (one loss for every model); importable here as before
 from .train import sequence_loss  # noqa: F401
+from .utils import evaluating
 from .validate import integer, number, positive_int
 
 
@@ -354,9 +355,7 @@ class Seq2SeqGRU(nn.Module):
                 raise ValueError(
                     f"{name}={tok} is not in the target vocabulary [0, {self.tgt_vocab})"
                 )
-        was_training = self.training
-        self.eval()
-        try:
+        with evaluating(self):
             H, s, mask = self.encode(src, src_mask)
             keys_proj = self.attn.project_keys(H) if self.attention else None
             batch = src.shape[0]
@@ -373,8 +372,6 @@ class Seq2SeqGRU(nn.Module):
                 done = done | (y == eos_id)
                 if bool(done.all()):
                     break
-        finally:
-            self.train(was_training)
         ids = torch.stack(ids, dim=1)  # (batch, t_out)
         if not return_attention:
             return ids

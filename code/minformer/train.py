@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from .utils import evaluating
 from .validate import integer, number, positive_int
 
 
@@ -133,6 +134,7 @@ def train(
     eval_fn     ``model -> float``, called every ``eval_every`` steps and at the end, in eval
                 mode under no_grad (then back to training mode); its time does not count
                 towards ``max_seconds``
+    eval_every  an int ≥ 0: evaluate every so many steps (0: only at the end)
     autocast_dtype  e.g. torch.bfloat16: run forward and loss under ``torch.autocast`` on the
                 model's device (weights and optimizer stay fp32)
     """
@@ -145,6 +147,7 @@ def train(
     if clip is not None:
         number(clip, "clip", low=0.0, low_open=True)
     integer(warmup, "warmup", minimum=0)
+    integer(eval_every, "eval_every", minimum=0)  # 0: only at the end
     if eval_every and eval_fn is None:
         raise ValueError("eval_every needs an eval_fn")
     device = next(model.parameters()).device
@@ -158,10 +161,8 @@ def train(
 
     def evaluate():
         t0 = time.perf_counter()
-        model.eval()
-        with torch.no_grad():
+        with evaluating(model):
             value = float(eval_fn(model))
-        model.train()
         history.evals.append((history.steps, training_seconds() - (time.perf_counter() - t0),
                               value))
         history.eval_seconds += time.perf_counter() - t0

@@ -1,5 +1,5 @@
-"""Small helpers every chapter uses: seeds, the device, a timer, peak memory, and where the data
-lives."""
+"""Small helpers every chapter uses: seeds, the device, a timer, peak memory, where the data
+lives, and :func:`evaluating` (run a model in eval mode, then give it back its mode)."""
 
 import contextlib
 import os
@@ -72,6 +72,30 @@ class Timer:
 
     def __repr__(self):
         return f"Timer({self.seconds:.3f} s)" if self.start is not None else "Timer(not started)"
+
+
+@contextlib.contextmanager
+def evaluating(model: torch.nn.Module, no_grad: bool = True):
+    """``with evaluating(model): ...`` runs the block with ``model`` in eval mode (dropout off)
+    and, by default, under ``torch.no_grad()``; on leaving, even through an exception, every
+    submodule gets back the training flag it had before (so a submodule that was kept in eval
+    mode inside a training model stays so). ``no_grad=False``: eval mode only, for a block that
+    needs gradients (e.g. saliency on a model without dropout); it leaves the grad mode as it
+    finds it. Yields the model. Nests.
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}")
+    if not isinstance(no_grad, bool):
+        raise TypeError(f"no_grad must be True or False; got {no_grad!r}")
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
+    try:
+        with torch.no_grad() if no_grad else contextlib.nullcontext():
+            yield model
+    finally:
+        model.train(modes[0][1])  # through train(), in case a model overrides it
+        for m, training in modes:  # then any submodule whose flag differed from the model's
+            m.training = training
 
 
 @contextlib.contextmanager
