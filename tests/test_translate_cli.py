@@ -103,19 +103,69 @@ def test_translate_lines_chunks_and_counts(checkpoint):
     assert out.getvalue().split("\n")[:-1] == [" ".join(s.split()) for s in translator.translate(sentences)]
 
 
-def test_read_sentences():
-    assert translate.read_sentences(["a", "b"]) == (["a", "b"], "sentence")
-    assert translate.read_sentences([], io.BytesIO("\ufeffI am.\r\nYou are.\n".encode())) == (
+def test_read_lines():
+    assert translate.read_lines(["a", "b"]) == (["a", "b"], "sentence")
+    assert translate.read_lines(["two\nlines"]) == (["two lines"], "sentence")
+    assert translate.read_lines([], io.BytesIO("\ufeffI am.\r\nYou are.\n".encode())) == (
         ["I am.", "You are."], "line")
-    assert translate.read_sentences([], io.StringIO("one\n")) == (["one"], "line")
-    with pytest.raises(translate.InputError, match="line 2 is empty"):
-        translate.read_sentences([], io.BytesIO(b"one\n  \nthree\n"))
-    with pytest.raises(translate.InputError, match="sentence 1 is empty"):
-        translate.read_sentences([""])
+    assert translate.read_lines([], io.StringIO("one\n")) == (["one"], "line")
+    # blank lines are kept (each gives a blank output line); a final newline adds none
+    assert translate.read_lines([], io.BytesIO(b"one\n  \nthree\n\n")) == (
+        ["one", "  ", "three", ""], "line")
+    # only "\n" ends a line: \v, \f, \x1c, U+0085, U+2028 and U+2029 do not
+    odd = "a\x0bb\x0cc\x1cd\u0085e\u2028f\u2029g\nnext\n"
+    assert translate.read_lines([], io.BytesIO(odd.encode()))[0] == [odd.split("\n")[0], "next"]
     with pytest.raises(translate.InputError, match="input is empty"):
-        translate.read_sentences([], io.BytesIO(b""))
+        translate.read_lines([], io.BytesIO(b""))
     with pytest.raises(translate.InputError, match="not UTF-8 text .byte 0xff at offset 3"):
-        translate.read_sentences([], io.BytesIO(b"abc\xff\n"))
+        translate.read_lines([], io.BytesIO(b"abc\xff\n"))
+
+
+def _main(checkpoint, args, stdin, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8"))
+    code = translate.main(["--checkpoint", str(checkpoint), "--beam", "1", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("stdin", ["I am.\x0bYou are.\nI am here.\n", "I am.\u2028You are.\nI am.\n",
+                                   "I am.\x0cHi\u0085there\nI am.\n"])
+def test_odd_line_breaks_keep_one_output_line_per_input_line(checkpoint, stdin, monkeypatch, capsys):
+    code, out, err = _main(checkpoint, [], stdin, monkeypatch, capsys)
+    assert code == 0, err
+    assert out.count("\n") == 2
+
+
+def test_blank_lines_give_blank_lines_and_a_note(checkpoint, monkeypatch, capsys):
+    code, out, err = _main(checkpoint, [], "I am hungry.\n\n  \nI am here.\n\n", monkeypatch, capsys)
+    assert code == 0, err
+    lines = out.split("\n")[:-1]
+    first, second = Translator.load(checkpoint).translate(["I am hungry.", "I am here."])
+    assert lines == [" ".join(first.split()), "", "", " ".join(second.split()), ""]
+    notes = err.strip().splitlines()
+    assert notes == [f"minformer-translate: note: line {n} is blank; its output line is blank too"
+                     for n in (2, 3, 5)]
+    code, out, err = _main(checkpoint, ["Hi.", "   "], "", monkeypatch, capsys)
+    assert code == 0 and out.split("\n")[1] == "" and "sentence 2 is blank" in err
+
+
+def test_a_line_of_several_sentences_is_split_and_joined(checkpoint, monkeypatch, capsys):
+    translator = Translator.load(checkpoint)
+    one, two = translator.translate(["I am hungry.", "Where is the train station?"])
+    code, out, err = _main(checkpoint, [], "I am hungry. Where is the train station?\n", monkeypatch, capsys)
+    assert code == 0, err
+    assert out == " ".join(f"{one} {two}".split()) + "\n"
+    code, out, _ = _main(checkpoint, ["--no-split"], "I am hungry. Where is the train station?\n",
+                         monkeypatch, capsys)
+    whole, = translator.translate(["I am hungry. Where is the train station?"])
+    assert out == " ".join(whole.split()) + "\n"
+
+
+def test_a_line_that_is_not_english_is_translated_with_a_warning(checkpoint, monkeypatch, capsys):
+    code, out, err = _main(checkpoint, [], "Hola, ¿cómo estás?\nI am hungry.\n", monkeypatch, capsys)
+    assert code == 0 and out.count("\n") == 2
+    assert err.startswith("minformer-translate: warning: line 1 does not look like English")
+    assert "line 2" not in err
 
 
 def test_load_translator(checkpoint, tmp_path):
@@ -138,10 +188,8 @@ def test_console_script_is_declared():
 
 
 @pytest.mark.parametrize("args, stdin, message", [
-    (["--beam", 1, ""], "", "sentence 1 is empty"),
-    (["--beam", 1, "Hi.", "   "], "", "sentence 2 is empty"),
-    (["--beam", 1], "I am.\n\nYou are.\n", "line 2 is empty"),
     (["--beam", 1], "", "the input is empty"),
+    (["--beam", 1], "Hi. Word " + "word " * 40 + "\n", "a sentence of line 1 is too long"),
     (["--beam", 1, "word " * 40], "", f"sentence 1 is too long: .* at most {MAX_SOURCE}"),
     (["--beam", 1], "Hi.\n" + "word " * 40 + "\n", "line 2 is too long"),
     (["--device", "cuda", "Hi."], "", "cuda.* not available"),

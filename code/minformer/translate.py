@@ -60,9 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Translate English sentences to Spanish with the book's trained Transformer "
-                    "(chapter 13). One output line per input sentence.",
-        epilog="With no SENTENCE, lines are read from standard input, one sentence per line. "
-               "Put -- before a sentence that starts with a dash.",
+                    "(chapter 13). One output line per input line, always.",
+        epilog="With no SENTENCE, lines are read from standard input (split on newlines only). "
+               "A line may hold several sentences: each is translated and the translations are "
+               "joined. A blank line gives a blank line (and a note on stderr); a line that "
+               "does not look like English is translated with a warning on stderr. Put -- "
+               "before a sentence that starts with a dash.",
     )
     parser.add_argument("sentences", nargs="*", metavar="SENTENCE", help="English sentences to translate")
     parser.add_argument("--beam", type=_positive_int, default=4, metavar="N",
@@ -74,34 +77,37 @@ def build_parser() -> argparse.ArgumentParser:
                              "data/checkpoints/en-es, checked against data/manifest.json)")
     parser.add_argument("--device", choices=["cpu", "cuda", "mps"],
                         help="where to run the model (default: the CPU)")
+    parser.add_argument("--no-split", action="store_true",
+                        help="translate each line as one sentence (default: a line of several "
+                             "sentences is split after . ! ? and each is translated)")
     return parser
 
 
-def read_sentences(args_sentences: list[str], stdin=None) -> tuple[list[str], str]:
-    """The sentences to translate and how to name one in a message ("sentence" or "line").
+def read_lines(args_sentences: list[str], stdin=None) -> tuple[list[str], str]:
+    """The lines to translate and how to name one in a message ("sentence" or "line").
 
-    From the command-line arguments when there are any, else from ``stdin`` (a binary or text
-    stream, default ``sys.stdin``), one sentence per line. An empty sentence raises
-    :class:`InputError` naming it; so does input that is not UTF-8 text.
+    From the command-line arguments when there are any (each argument is one line; a line break
+    inside one counts as a space), else from ``stdin`` (a binary or text stream, default
+    ``sys.stdin``), split on ``"\n"`` only (:func:`minformer.sentences.split_lines`). Blank
+    lines are kept: each gives a blank output line. Input that is not UTF-8 text, or holds no
+    line at all, raises :class:`InputError`.
     """
+    from .sentences import split_lines
+
     if args_sentences:
-        sentences, unit = list(args_sentences), "sentence"
-    else:
-        stdin = sys.stdin if stdin is None else stdin
-        raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read()
-        if isinstance(raw, bytes):
-            try:
-                raw = raw.decode("utf-8-sig")
-            except UnicodeDecodeError as e:
-                raise InputError(f"the input is not UTF-8 text (byte {raw[e.start]:#04x} at offset "
-                                 f"{e.start})") from None
-        sentences, unit = raw.splitlines(), "line"
-        if not sentences:
-            raise InputError("the input is empty: nothing to translate")
-    for n, s in enumerate(sentences, 1):
-        if not s.strip():
-            raise InputError(f"{unit} {n} is empty: nothing to translate")
-    return sentences, unit
+        return [" ".join(a.split()) for a in args_sentences], "sentence"
+    stdin = sys.stdin if stdin is None else stdin
+    raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read()
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise InputError(f"the input is not UTF-8 text (byte {raw[e.start]:#04x} at offset "
+                             f"{e.start})") from None
+    lines = split_lines(raw)
+    if not lines:
+        raise InputError("the input is empty: nothing to translate")
+    return lines, "line"
 
 
 def load_translator(checkpoint: Path | None, device: str | None):
@@ -132,27 +138,61 @@ def load_translator(checkpoint: Path | None, device: str | None):
         raise CheckpointError(f"could not load the checkpoint in {checkpoint}: {first}") from None
 
 
-def _rename(message: str, unit: str) -> str:
-    """Translator messages say "sentence N"; lines read from stdin are "line N"."""
-    return re.sub(r"^sentence (\d+)", rf"{unit} \1", message) if unit != "sentence" else message
+def plan_lines(lines: list[str], unit: str = "sentence", split: bool = True,
+               err=None) -> list[list[str]]:
+    """The sentences of each line: split by :func:`minformer.sentences.split_sentences` (or the
+    whole line when ``split`` is False), an empty list for a blank line. Writes to ``err``
+    (default ``sys.stderr``) a note for each blank line and a warning for each line that does
+    not look like English."""
+    from .sentences import not_english_reason, split_sentences
+
+    err = sys.stderr if err is None else err
+    plan = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            print(f"{PROG}: note: {unit} {n} is blank; its output line is blank too", file=err)
+            plan.append([])
+            continue
+        try:
+            reason = not_english_reason(line)
+        except (OSError, ValueError):  # no English word list (a data folder without train.tsv)
+            reason = None
+        if reason:
+            print(f"{PROG}: warning: {unit} {n} does not look like English ({reason}); its "
+                  f"translation is likely to be nonsense", file=err)
+        plan.append(split_sentences(line) if split else [" ".join(line.split())])
+    return plan
 
 
-def translate_lines(translator, sentences: list[str], unit: str = "sentence", beam: int = 4,
-                    length_penalty: float = 0.6, out=None, chunk: int = CHUNK) -> int:
-    """Check every sentence, then translate them ``chunk`` at a time, writing one line per
-    sentence to ``out`` (default ``sys.stdout``) and flushing after each chunk. Returns the
-    number of lines written. An over-long sentence raises :class:`InputError` before any
-    output."""
+def translate_lines(translator, lines: list[str], unit: str = "sentence", beam: int = 4,
+                    length_penalty: float = 0.6, out=None, chunk: int = CHUNK,
+                    split: bool = True, err=None) -> int:
+    """Translate ``lines`` and write exactly one output line per input line to ``out`` (default
+    ``sys.stdout``), ``chunk`` lines at a time, flushing after each chunk. A line of several
+    sentences is translated sentence by sentence (unless ``split`` is False) and the
+    translations joined by a space; a blank line gives a blank line. Every sentence is checked
+    (and tokenized, once) before any output: an over-long one raises :class:`InputError` naming
+    its line. Returns the number of lines written."""
     out = sys.stdout if out is None else out
-    try:
-        translator.encode_sources(sentences)
-    except ValueError as e:
-        raise InputError(_rename(str(e), unit)) from None
+    plan = plan_lines(lines, unit, split, err)
+    flat = [(n, s) for n, sentences in enumerate(plan) for s in sentences]
+    ids = []
+    for n, sentence in flat:
+        try:
+            ids += translator.encode_sources([sentence])
+        except ValueError as e:
+            what = "a sentence of " if len(plan[n]) > 1 else ""
+            message = re.sub(r"^sentence 1 is ", "", str(e))
+            raise InputError(f"{what}{unit} {n + 1} is {message}") from None
+    translated = {}
     written = 0
-    for start in range(0, len(sentences), chunk):
-        batch = sentences[start: start + chunk]
-        for line in translator.translate(batch, beam_size=beam, length_penalty=length_penalty):
-            out.write(" ".join(line.split()) + "\n")  # one line per sentence, whatever it holds
+    for start in range(0, len(plan), chunk):
+        todo = [k for k, (n, _) in enumerate(flat) if start <= n < start + chunk]
+        for k, text in zip(todo, translator.translate_ids([ids[k] for k in todo], beam_size=beam,
+                                                          length_penalty=length_penalty)):
+            translated.setdefault(flat[k][0], []).append(" ".join(text.split()))
+        for n in range(start, min(start + chunk, len(plan))):
+            out.write(" ".join(" ".join(translated.get(n, [])).split()) + "\n")  # one per line
             written += 1
         out.flush()
     return written
@@ -170,9 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     from .translator import CheckpointError
 
     try:
-        sentences, unit = read_sentences(args.sentences)
+        lines, unit = read_lines(args.sentences)
         translator = load_translator(args.checkpoint, args.device)
-        translate_lines(translator, sentences, unit, args.beam, args.length_penalty)
+        translate_lines(translator, lines, unit, args.beam, args.length_penalty,
+                        split=not args.no_split)
     except (InputError, CheckpointError, ValueError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
