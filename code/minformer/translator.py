@@ -11,8 +11,12 @@ The recipe that trains one is :mod:`minformer.train_translator`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import re
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,6 +31,8 @@ from .utils import data_dir
 
 CHECKPOINT = "checkpoints/en-es"  # inside the data folder
 FILES = ("model.pt", "config.json", "tokenizer.json", "train_log.json")
+SUMS = "SHA256SUMS"  # the folder's own checksums of FILES, written by save, checked by load
+REPRODUCE = "python -m minformer.train_translator --full"
 
 
 class CheckpointError(ValueError):
@@ -154,11 +160,34 @@ class Translator:
     # ------------------------------------------------------------ saving
     def save(self, folder, log: dict | None = None, dtype: torch.dtype = torch.float16) -> dict:
         """Write model.pt (the state dict, floats stored as ``dtype``), config.json,
-        tokenizer.json and train_log.json into ``folder``; returns {file: sha256}."""
+        tokenizer.json, train_log.json and SHA256SUMS (the folder's own checksums, which
+        :meth:`load` checks) into ``folder``; returns {file: sha256} of the first four.
+
+        Everything is written into a temporary folder beside ``folder`` and renamed into place
+        at the end, so an error never leaves a half-written checkpoint (an old one there is
+        replaced only once the new one is complete)."""
         if not isinstance(self.model, Transformer):
             raise TypeError("only a minformer Transformer can be saved as a translator checkpoint")
         folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+        try:
+            self._write(tmp, log, dtype)
+            sums = {name: _sha256(tmp / name) for name in FILES}
+            (tmp / SUMS).write_text("".join(f"{h}  {n}\n" for n, h in sums.items()), encoding="utf-8")
+            old = None
+            if folder.exists():
+                old = folder.parent / f"{tmp.name}-old"
+                folder.rename(old)
+            tmp.rename(folder)
+            if old is not None:
+                shutil.rmtree(old)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return sums
+
+    def _write(self, folder: Path, log: dict | None, dtype: torch.dtype) -> None:
         state, done = {}, {}  # tied weights (one embedding for source, target and output) share
         for k, v in self.model.state_dict().items():  # storage: convert once, so saved once
             key = (v.untyped_storage().data_ptr(), v.storage_offset(), tuple(v.shape))
@@ -171,7 +200,6 @@ class Translator:
         self.tokenizer.save(folder / "tokenizer.json")
         (folder / "train_log.json").write_text(json.dumps(log or {}, indent=1) + "\n",
                                                encoding="utf-8")
-        return {name: _sha256(folder / name) for name in FILES}
 
     @classmethod
     def load(cls, folder=None, device=None, sha256: dict | None = None) -> Translator:
@@ -180,7 +208,12 @@ class Translator:
 
         folder=None: the shipped one, ``data/checkpoints/en-es``, whose files are checked against
         ``data/manifest.json``; ``sha256`` ({file: digest}) checks another folder the same way.
-        A missing file, or one whose sha256 differs, raises :class:`CheckpointError`.
+        Any folder is also checked against its own SHA256SUMS when it has one, and its contents
+        against each other. :class:`CheckpointError`, naming the file and the mismatch, for: a
+        missing file; a sha256 that differs; a config.json with an unknown or missing key, a
+        value of the wrong type or one TransformerConfig refuses; weights that are not finite,
+        are missing, unexpected, or of another shape than the config gives; a tokenizer whose
+        vocabulary or special ids differ from the config's.
         """
         if folder is None:
             folder = data_dir() / CHECKPOINT
@@ -192,14 +225,14 @@ class Translator:
                           if f"{CHECKPOINT}/{n}" in files}
                 if len(sha256) != len(FILES):
                     raise CheckpointError(f"data/manifest.json lists no checkpoint {CHECKPOINT}: "
-                                          f"train one with `python -m minformer.train_translator --full`")
+                                          f"train one with `{REPRODUCE}`")
         folder = Path(folder)
         for name in FILES:
             path = folder / name
             if not path.is_file():
                 raise CheckpointError(
                     f"the translator checkpoint is missing {path}. Restore data/{CHECKPOINT} from "
-                    f"the repository, or rebuild it with `python -m minformer.train_translator --full`"
+                    f"the repository, or rebuild it with `{REPRODUCE}`"
                 )
             if sha256 is not None and _sha256(path) != sha256.get(name):
                 raise CheckpointError(
@@ -207,15 +240,124 @@ class Translator:
                     f"{_sha256(path)[:12]}…, expected {str(sha256.get(name))[:12]}…): it was altered "
                     f"or damaged. Restore it with `git checkout -- {path}`"
                 )
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        max_source_tokens = config.pop("max_source_tokens", 128)
-        model = Transformer(TransformerConfig(**config))
-        state = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
-        model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+        _check_own_sums(folder)
+        config, max_source_tokens = _read_config(folder / "config.json")
+        model = Transformer(config)
+        model.load_state_dict(_read_state(folder / "model.pt", model))
         model.eval()
+        tokenizer = _read_tokenizer(folder / "tokenizer.json", config)
         if device is not None:
             model.to(device)
-        return cls(model, BPETokenizer.load(folder / "tokenizer.json"), max_source_tokens)
+        return cls(model, tokenizer, max_source_tokens)
+
+
+# ---------------------------------------------------------------- checkpoint checks
+
+
+def _check_own_sums(folder: Path) -> None:
+    """Check the files against the folder's own SHA256SUMS, when it has one."""
+    path = folder / SUMS
+    if not path.is_file():
+        return
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        digest, _, name = line.partition("  ")
+        if not re.fullmatch(r"[0-9a-f]{64}", digest) or name not in FILES:
+            raise CheckpointError(f"{path} line {number} is not '<sha256>  <one of "
+                                  f"{', '.join(FILES)}>': {line[:80]!r}")
+        found = _sha256(folder / name)
+        if found != digest:
+            raise CheckpointError(f"{folder / name} disagrees with the folder's own checksum file "
+                                  f"{path}: sha256 {found[:12]}…, listed {digest[:12]}…. The file "
+                                  f"was edited or damaged after the checkpoint was saved")
+
+
+def _annotation(t) -> str:
+    """int -> "int", int | None -> "int | None" (whether or not annotations are strings)."""
+    return t if isinstance(t, str) else str(t).replace("NoneType", "None") if "|" in str(t) else t.__name__
+
+
+_CONFIG_TYPES = {f.name: _annotation(f.type) for f in dataclasses.fields(TransformerConfig)}
+
+
+def _type_ok(value, annotation: str) -> bool:
+    kinds = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+             "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+             "bool": lambda v: isinstance(v, bool), "str": lambda v: isinstance(v, str),
+             "None": lambda v: v is None}
+    return any(kinds[part.strip()](value) for part in str(annotation).split("|"))
+
+
+def _read_config(path: Path) -> tuple[TransformerConfig, int]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"{path} is not valid JSON: {e}") from None
+    if not isinstance(raw, dict):
+        raise CheckpointError(f"{path} must hold a JSON object; got {type(raw).__name__}")
+    expected = set(_CONFIG_TYPES) | {"max_source_tokens"}
+    unknown, missing = sorted(set(raw) - expected), sorted(expected - set(raw))
+    if unknown or missing:
+        raise CheckpointError(f"{path}: " + "; ".join(
+            ([f"unknown key(s) {', '.join(unknown)}"] if unknown else [])
+            + ([f"missing key(s) {', '.join(missing)}"] if missing else [])))
+    for key, annotation in {**_CONFIG_TYPES, "max_source_tokens": "int"}.items():
+        if not _type_ok(raw[key], annotation):
+            raise CheckpointError(f"{path}: {key} must be {annotation}; got {raw[key]!r} "
+                                  f"({type(raw[key]).__name__})")
+    max_source_tokens = raw.pop("max_source_tokens")
+    try:
+        config = TransformerConfig(**raw)
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"{path}: {e}") from None
+    if max_source_tokens < 1 or max_source_tokens > config.max_len:
+        raise CheckpointError(f"{path}: max_source_tokens={max_source_tokens} must lie in 1.."
+                              f"max_len={config.max_len}")
+    return config, max_source_tokens
+
+
+def _read_state(path: Path, model: torch.nn.Module) -> dict:
+    """model.pt as a float32 state dict that fits ``model``, loaded with weights_only=True."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # a pickle with code, a damaged or truncated file, not a zip
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if "weights_only" in first or "Weights only load failed" in first:
+            first = "it holds something other than tensors (refused: no pickled code is run)"
+        raise CheckpointError(f"{path} cannot be read as a checkpoint: {first[:200]}") from None
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise CheckpointError(f"{path} must hold a state dict of tensors; got {type(state).__name__}")
+    want = model.state_dict()
+    unknown, missing = sorted(set(state) - set(want)), sorted(set(want) - set(state))
+    if unknown or missing:
+        raise CheckpointError(f"{path} does not fit config.json: " + "; ".join(
+            ([f"unexpected tensor(s) {', '.join(unknown[:4])}"] if unknown else [])
+            + ([f"missing tensor(s) {', '.join(missing[:4])}"] if missing else [])))
+    for key, tensor in state.items():
+        if tuple(tensor.shape) != tuple(want[key].shape):
+            raise CheckpointError(f"{path}: tensor {key} has shape {tuple(tensor.shape)}, but "
+                                  f"config.json gives {tuple(want[key].shape)}")
+        if tensor.is_floating_point():
+            bad = int((~torch.isfinite(tensor)).sum())
+            if bad:
+                raise CheckpointError(f"{path}: tensor {key} holds {bad} non-finite value(s) "
+                                      f"(NaN or inf): the file is damaged")
+    return {k: v.float() if v.is_floating_point() else v for k, v in state.items()}
+
+
+def _read_tokenizer(path: Path, config: TransformerConfig) -> BPETokenizer:
+    try:
+        tokenizer = BPETokenizer.load(path)
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        raise CheckpointError(f"{path} cannot be read as a tokenizer: {e}") from None
+    if tokenizer.vocab_size != config.vocab_size:
+        raise CheckpointError(f"{path} has {tokenizer.vocab_size:,} tokens, but config.json's "
+                              f"model has vocab_size={config.vocab_size:,}: they must be the "
+                              f"tokenizer and model that were trained together")
+    for name in ("pad_id", "bos_id", "eos_id"):
+        if getattr(tokenizer, name) != getattr(config, name):
+            raise CheckpointError(f"{path}: tokenizer {name}={getattr(tokenizer, name)}, but "
+                                  f"config.json has {name}={getattr(config, name)}")
+    return tokenizer
 
 
 def _until(ids, stop):
