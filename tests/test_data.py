@@ -56,7 +56,7 @@ def data_copy(tmp_path, monkeypatch):
 
 def test_every_file_matches_its_checksum_and_size():
     files = manifest()
-    assert len(files) == 16  # 12 data files + the 4 of the trained translator
+    assert len(files) == 17  # 12 data files + the 5 of the trained translator (SHA256SUMS too)
     for name, entry in files.items():
         raw = (DATA / name).read_bytes()
         assert len(raw) == entry["bytes"], name

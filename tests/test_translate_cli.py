@@ -247,7 +247,7 @@ def test_missing_and_damaged_checkpoint_folders(checkpoint, tmp_path):
     (damaged / "config.json").write_bytes((checkpoint / "config.json").read_bytes())
     (damaged / "model.pt").write_bytes((checkpoint / "model.pt").read_bytes()[:1000])  # truncated
     proc = _run("--checkpoint", damaged, "Hi.")
-    assert proc.returncode == 1 and "could not load the checkpoint" in _one_error_line(proc)
+    assert proc.returncode == 1 and "model.pt cannot be read as a checkpoint" in _one_error_line(proc)
 
 
 def test_shipped_checkpoint_is_checked_against_the_manifest(data_folder):

@@ -207,7 +207,7 @@ def test_load_refuses_a_missing_or_altered_checkpoint(tok, tmp_path):
 def test_load_without_a_shipped_checkpoint_says_how_to_make_one(tmp_path, monkeypatch):
     (tmp_path / "manifest.json").write_text(json.dumps({"files": {}}))
     monkeypatch.setenv("MINFORMER_DATA", str(tmp_path))
-    with pytest.raises(CheckpointError, match="train --full"):
+    with pytest.raises(CheckpointError, match="python -m minformer.train_translator --full"):
         Translator.load()
 
 
