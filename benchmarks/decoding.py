@@ -2,8 +2,8 @@
 
 The trained model of data/checkpoints/en-es (d_model 256, 3 + 3 layers, 4 heads, 7,000-token
 BPE) translates the first 16 English sentences of the test split. So that every run writes
-exactly N tokens (N = 24 and 128), the search is told to stop at an id that no logit has
-(vocab_size): past the model's own <eos> it keeps writing, which costs the same per step. Without
+exactly N tokens (N = 24 and 128), the search is given no end token (eos_id=None): past the
+model's own <eos> it keeps writing, which costs the same per step. Without
 the cache every step re-runs the decoder over the whole prefix; with it only the newest token,
 and the encoder's keys and values for cross-attention are computed once. The two are timed in
 interleaved repetitions (alternating which goes first) and must give identical tokens.
@@ -38,7 +38,7 @@ def measure(n_tokens: int, reps: int, translator: Translator, src: torch.Tensor)
     """Seconds per run, with and without the cache, ``reps`` interleaved runs each, for the
     sources ``src`` of :func:`translator_and_sources`."""
     tok = translator.tokenizer
-    never = tok.vocab_size  # an id no logit has: the search writes exactly n_tokens
+    never = None  # no end token: the search writes exactly n_tokens
 
     def search(use_cache):
         return greedy_search(translator.model, src, n_tokens, tok.bos_id, never, tok.pad_id,

@@ -464,3 +464,16 @@ def test_sample_next_refuses_infinite_logits_only_when_sampling():
     assert sample_next(logits, greedy=True).tolist() == [1]
     with pytest.raises(ValueError, match=r"logits hold \+inf \(row 0 of \(1, 3\)\).*greedy=True"):
         sample_next(logits)
+
+
+def test_greedy_search_without_an_end_token_writes_exactly_max_len_tokens():
+    model, src = transformer(2), sources(2)
+    stopped = greedy_search(model, src, 12, BOS, EOS)
+    endless = greedy_search(model, src, 12, BOS, None)
+    assert endless.shape == (src.shape[0], 12) and not (endless == PAD).all(dim=1).any()
+    for b in range(src.shape[0]):  # the same tokens up to and including each row's own <eos>
+        row = stopped[b].tolist()
+        n = row.index(EOS) + 1 if EOS in row else len(row)
+        assert endless[b, :n].tolist() == row[:n]
+    with pytest.raises(TypeError, match="eos_id"):
+        beam_search(model, src, 2, 12, BOS, None)  # beam search needs an end token

@@ -236,7 +236,8 @@ def gnmt_length_penalty(length, alpha: float):
     return lp
 
 
-def _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, alpha=0.0):
+def _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, alpha=0.0,
+                       eos_optional: bool = False):
     """TypeError for a wrong type, ValueError for a wrong value (:mod:`minformer.validate`).
     Token ids must lie in the model's vocabulary when it says how large it is (else the first
     step's logits tell: :func:`_check_in_vocab`). Returns pad_id (the model's by default)."""
@@ -255,7 +256,8 @@ def _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, alpha=0.0):
         if pad_id is None:
             raise ValueError(f"{type(model).__name__} names no pad_id: pass pad_id=")
     for name, tok in (("bos_id", bos_id), ("eos_id", eos_id), ("pad_id", pad_id)):
-        validate.integer(tok, name, minimum=0)
+        if not (name == "eos_id" and tok is None and eos_optional):
+            validate.integer(tok, name, minimum=0)
     _check_in_vocab(_vocab_size(model), bos_id=bos_id, eos_id=eos_id, pad_id=pad_id)
     _check_penalty_range(_alpha(alpha, "length_penalty"), max_len, "length_penalty")
     return int(pad_id)
@@ -278,19 +280,20 @@ def _next_logits(model, ys, memory, src_mask, cache):
 
 
 @torch.no_grad()
-def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: int | None = None,
-                  use_cache: bool = True):
+def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int | None,
+                  pad_id: int | None = None, use_cache: bool = True):
     """Batched greedy decoding: at every step each sentence takes its most likely next token.
 
     src: (batch, s) source ids, right-padded with the model's pad id. A sentence that has emitted
     ``eos_id`` is finished: it receives only ``pad_id`` after it, and the search stops when every
-    sentence is finished or after ``max_len`` tokens. pad_id defaults to the model's
+    sentence is finished or after ``max_len`` tokens (eos_id=None: no sentence finishes early,
+    every row gets exactly ``max_len`` tokens, as timing runs want). pad_id defaults to the model's
     (``config.pad_id`` or ``pad_id``). Runs in eval mode and restores the model's mode.
     use_cache: feed only the newest token at each step through the model's KV cache, when it has
     one (the same tokens; ``False``: re-read the whole prefix). Returns ids (batch, t_out)
     without <bos>.
     """
-    pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id)
+    pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, eos_optional=True)
     cache = model.new_cache() if _cached(model, use_cache) else None
     with evaluating(model):
         src_mask = model.source_mask(src)
@@ -302,9 +305,10 @@ def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int, pad_id: in
             _check_in_vocab(logits.shape[-1], bos_id=bos_id, eos_id=eos_id, pad_id=pad_id)
             nxt = logits.argmax(dim=-1).masked_fill(done, pad_id)  # finished rows only pad
             ys = torch.cat([ys, nxt[:, None]], dim=1)  # (batch, t + 1)
-            done |= nxt == eos_id
-            if bool(done.all()):
-                break
+            if eos_id is not None:
+                done |= nxt == eos_id
+                if bool(done.all()):
+                    break
     return ys[:, 1:]
 
 
