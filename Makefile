@@ -91,8 +91,11 @@ lab: $(STAMP)
 # Every speed and memory ratio in one table (about 3 minutes), also written to
 # benchmarks/results.md, which the book shows as an appendix. One thread per kernel, like `make
 # test`, but the CPU's own instruction set: the AVX2 pin would make bf16 emulated and slow.
+# `make bench DEVICE=cuda` runs them on a GPU instead and writes benchmarks/results-cuda.md.
+DEVICE ?= cpu
 bench: $(STAMP)
-	env OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 RAYON_NUM_THREADS=1 $(BIN)/python benchmarks/suite.py
+	env OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 RAYON_NUM_THREADS=1 $(BIN)/python benchmarks/suite.py \
+	  --device $(DEVICE)
 
 clean:
 	rm -rf _build .pytest_cache

@@ -4,14 +4,15 @@ Same weights, batch first, self-attention, need_weights=False for both, training
 dropout 0; batch 32, d_model 256, 8 heads, L ∈ {64, 256, 1024}. The two are timed in interleaved
 repetitions (alternating which goes first) and the medians compared; goal: ratio ≤ 0.90.
 
-    python benchmarks/attention.py          (the machine is shared: run it alone)
+    python benchmarks/attention.py [--device cpu|cuda]   (the machine is shared: run it alone)
 """
 
+import argparse
 import statistics
 import time
 
 import torch
-from interleave import interleaved
+from interleave import DEVICES, device_from, interleaved, synchronize
 from torch import nn
 
 from minformer.multihead import MultiHeadAttention
@@ -25,22 +26,29 @@ def step(module, x, grad, ours: bool) -> float:
     """Seconds for one forward + backward pass (parameter and input gradients)."""
     module.zero_grad(set_to_none=True)
     x.grad = None
+    synchronize(x.device)
     start = time.perf_counter()
     y = module(x) if ours else module(x, x, x, need_weights=False)[0]
     y.backward(grad)
+    synchronize(x.device)
     return time.perf_counter() - start
 
 
-def measure(L: int, reps: int) -> tuple[list[float], list[float]]:
-    """Seconds per fwd+bwd step of ours and of nn.MultiheadAttention, ``reps`` interleaved."""
+def measure(L: int, reps: int, device: str | None = "cpu",
+            batch: int = BATCH) -> tuple[list[float], list[float]]:
+    """Seconds per fwd+bwd step of ours and of nn.MultiheadAttention, ``reps`` interleaved, on
+    ``device`` ("cpu" or "cuda")."""
+    device = device_from(device)
     torch.manual_seed(0)
-    theirs = nn.MultiheadAttention(D_MODEL, HEADS, batch_first=True)
-    ours = MultiHeadAttention(D_MODEL, HEADS)
+    theirs = nn.MultiheadAttention(D_MODEL, HEADS, batch_first=True).to(device)
+    ours = MultiHeadAttention(D_MODEL, HEADS).to(device)
     ours.load_state_dict(theirs.state_dict())
-    x = torch.randn(BATCH, L, D_MODEL, requires_grad=True)
-    grad = torch.randn(BATCH, L, D_MODEL)
+    x = torch.randn(batch, L, D_MODEL, device=device, requires_grad=True)
+    grad = torch.randn(batch, L, D_MODEL, device=device)
     with torch.no_grad():  # same function, so the timings compare like with like
-        assert torch.allclose(ours(x), theirs(x, x, x, need_weights=False)[0], atol=1e-5)
+        tol = 1e-4 if device.type == "cuda" else 1e-5
+        torch.testing.assert_close(ours(x), theirs(x, x, x, need_weights=False)[0],
+                                   atol=tol, rtol=tol)
     for _ in range(2):  # warm-up: allocator, kernels
         step(ours, x, grad, True)
         step(theirs, x, grad, False)
@@ -50,11 +58,14 @@ def measure(L: int, reps: int) -> tuple[list[float], list[float]]:
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=DEVICES, default="cpu")
+    args = parser.parse_args()
     print(f"MultiHeadAttention fwd+bwd, batch {BATCH}, d_model {D_MODEL}, {HEADS} heads, "
-          f"{torch.get_num_threads()} threads; ratio = minformer / nn.MultiheadAttention "
-          f"(goal ≤ {GOAL:.2f})")
+          f"{args.device}, {torch.get_num_threads()} threads; ratio = minformer / "
+          f"nn.MultiheadAttention (goal ≤ {GOAL:.2f})")
     for L, reps in REPS.items():
-        t_ours, t_theirs = measure(L, reps)
+        t_ours, t_theirs = measure(L, reps, args.device)
         mine, torchs = statistics.median(t_ours), statistics.median(t_theirs)
         ratio = mine / torchs
         print(f"L={L:5d}: minformer {mine * 1e3:8.1f} ms, torch {torchs * 1e3:8.1f} ms, "

@@ -9,14 +9,14 @@ and the encoder's keys and values for cross-attention are computed once. The two
 interleaved repetitions (alternating which goes first) and must give identical tokens.
 Goal: speed-up ≥ 2× at 24 tokens and ≥ 4× at 128.
 
-    python benchmarks/decoding.py [--reps N]     (the machine is shared: run it alone)
+    python benchmarks/decoding.py [--reps N] [--device cpu|cuda]   (run it alone)
 """
 
 import argparse
 import statistics
 
 import torch
-from interleave import interleaved, timed
+from interleave import DEVICES, device_from, interleaved, timed
 
 from minformer.data import load_translation_pairs
 from minformer.decode import greedy_search
@@ -26,12 +26,14 @@ BATCH = 16
 GOALS = {24: 2.0, 128: 4.0}
 
 
-def translator_and_sources() -> tuple[Translator, torch.Tensor]:
-    """The shipped translator and (BATCH, s) padded source ids of test sentences."""
-    translator = Translator.load()
+def translator_and_sources(device: str | None = "cpu") -> tuple[Translator, torch.Tensor]:
+    """The shipped translator on ``device`` ("cpu" or "cuda") and (BATCH, s) padded source ids
+    of test sentences, there too."""
+    device = device_from(device)
+    translator = Translator.load(device=device)
     sources, _ = references_by_source(load_translation_pairs("test"))
     src = translator.tokenizer.pad(translator.encode_sources(sources[:BATCH]))[0]
-    return translator, src
+    return translator, src.to(device)
 
 
 def measure(n_tokens: int, reps: int, translator: Translator, src: torch.Tensor) -> dict:
@@ -44,7 +46,8 @@ def measure(n_tokens: int, reps: int, translator: Translator, src: torch.Tensor)
         return greedy_search(translator.model, src, n_tokens, tok.bos_id, never, tok.pad_id,
                              use_cache=use_cache)
 
-    runs = {"cached": timed(lambda: search(True)), "uncached": timed(lambda: search(False))}
+    runs = {"cached": timed(lambda: search(True), src.device),
+            "uncached": timed(lambda: search(False), src.device)}
     first = {name: fn()[1] for name, fn in runs.items()}  # warm-up, and the check
     assert first["cached"].shape == (BATCH, n_tokens)
     assert torch.equal(first["cached"], first["uncached"]), "the cache changed the tokens"
@@ -58,9 +61,10 @@ def measure(n_tokens: int, reps: int, translator: Translator, src: torch.Tensor)
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--device", choices=DEVICES, default="cpu")
     args = parser.parse_args()
-    translator, src = translator_and_sources()
-    print(f"greedy decoding with the shipped translator, {BATCH} test sentences, "
+    translator, src = translator_and_sources(args.device)
+    print(f"greedy decoding with the shipped translator, {BATCH} test sentences, {args.device}, "
           f"{torch.get_num_threads()} threads; speed-up = uncached time / cached time")
     for n, goal in GOALS.items():
         t = measure(n, args.reps, translator, src)

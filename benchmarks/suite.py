@@ -8,7 +8,11 @@ appendix. The whole-book row comes from the per-notebook times that the last `ma
 _build/notebook-times.txt (or --test-log FILE, the output of a `make test`); without one the row
 says so. Takes about 3 minutes on the book's 2-core machine; kept out of `make test`.
 
-    python benchmarks/suite.py [--quick] [--test-log FILE] [--out benchmarks/results.md]
+    python benchmarks/suite.py [--quick] [--device cpu|cuda] [--test-log FILE] [--out FILE]
+
+--device cuda runs the attention, training-step, KV-cache and memory benchmarks on the GPU
+(the BPE rows stay on the CPU, where tokenizers run) and writes benchmarks/results-cuda.md
+unless --out says otherwise, so the CPU table the book shows is not overwritten.
 
 BENCH_NOTE="..." adds a line to the machine description (say what else was running).
 """
@@ -26,6 +30,7 @@ import time
 from pathlib import Path
 
 import torch
+from interleave import DEVICES, device_from
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -52,11 +57,11 @@ def row(what, measured, ratios, goal=None, met=None):
             "goal": goal or "", "verdict": verdict}
 
 
-def attention_rows(quick: bool):
+def attention_rows(quick: bool, device: str = "cpu"):
     bench = load("attention")
     rows = []
     for L, reps in ({64: 6, 256: 3, 1024: 2} if quick else {64: 30, 256: 10, 1024: 4}).items():
-        ours, theirs = bench.measure(L, reps)
+        ours, theirs = bench.measure(L, reps, device)
         rows.append(row(f"MultiHeadAttention fwd+bwd / nn.MultiheadAttention, L = {L}",
                         f"{statistics.median(ours) * 1e3:.1f} vs "
                         f"{statistics.median(theirs) * 1e3:.1f} ms ({reps} reps)",
@@ -64,11 +69,11 @@ def attention_rows(quick: bool):
     return rows
 
 
-def train_rows(quick: bool):
+def train_rows(quick: bool, device: str = "cpu"):
     bench = load("train_step")
     rows, reps = [], 2 if quick else 8
     for label, dtype in (("fp32", None), ("bf16 autocast", torch.bfloat16)):
-        rates = bench.bench(reps, dtype)
+        rates = bench.bench(reps, dtype, device)
         ours, theirs = rates["minformer"], rates["nn.Transformer"]
         fp32 = dtype is None
         rows.append(row(f"training step tokens/s, minformer / nn.Transformer, {label}",
@@ -78,10 +83,10 @@ def train_rows(quick: bool):
     return rows
 
 
-def decoding_rows(quick: bool):
+def decoding_rows(quick: bool, device: str = "cpu"):
     bench = load("decoding")
     rows = []
-    translator, src = bench.translator_and_sources()
+    translator, src = bench.translator_and_sources(device)
     for n, goal in bench.GOALS.items():
         reps = 1 if quick else (5 if n < 100 else 3)
         t = bench.measure(n, reps, translator, src)
@@ -94,9 +99,9 @@ def decoding_rows(quick: bool):
     return rows
 
 
-def memory_rows(quick: bool):
+def memory_rows(quick: bool, device: str = "cpu"):
     bench = load("memory")
-    results = bench.measure(1 if quick else 2)
+    results = bench.measure(1 if quick else 2, device)
     naive, chunked = ([p for p, _ in results[k]] for k in ("naive", "chunked"))
     sdpa = max(p for p, _ in results["torch SDPA"])
     return [row(f"peak memory, chunked / naive attention, L = {bench.L} (forward, "
@@ -106,7 +111,7 @@ def memory_rows(quick: bool):
                 [c / n for c, n in zip(chunked, naive)], "≤ 0.125", lambda r: r <= 1 / 8)]
 
 
-def bpe_rows(quick: bool):
+def bpe_rows(quick: bool, device: str = "cpu"):  # tokenizers run on the CPU whatever device
     bench = load("bpe")
     repeats = 1 if quick else 3
     t, ours, theirs, ours_tps, theirs_tps = bench.measure(repeats)
@@ -161,7 +166,16 @@ def cpu_model() -> str:
         return platform.processor() or platform.machine()
 
 
-def machine() -> list[str]:
+def gpu_model(device: str) -> list[str]:
+    """A line naming the GPU the benchmarks ran on, when they ran on one."""
+    if device != "cuda":
+        return []
+    props = torch.cuda.get_device_properties(0)
+    return [f"- GPU: {props.name}, {props.total_memory / 2**30:.0f} GiB (CUDA "
+            f"{torch.version.cuda}); the BPE rows ran on the CPU"]
+
+
+def machine(device: str = "cpu") -> list[str]:
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
                                 capture_output=True, text=True).stdout.strip()
@@ -172,6 +186,7 @@ def machine() -> list[str]:
             f"(PyTorch kernels: {torch.backends.cpu.get_cpu_capability()})",
             f"- PyTorch {torch.__version__}, {torch.get_num_threads()} thread(s); Python "
             f"{platform.python_version()}; {platform.system()} {platform.release()}",
+            *gpu_model(device),
             f"- numeric environment: {env}",
             f"- commit {commit}; run on {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
             *([f"- note: {os.environ['BENCH_NOTE']}"] if os.environ.get("BENCH_NOTE") else [])]
@@ -189,14 +204,21 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one or two repetitions each")
     parser.add_argument("--test-log", type=Path, default=None)
-    parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    parser.add_argument("--device", choices=DEVICES, default="cpu")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="default benchmarks/results.md (results-cuda.md with --device cuda)")
     args = parser.parse_args()
+    try:
+        device_from(args.device)  # a clear error before any work when CUDA is absent
+    except ValueError as e:
+        parser.error(str(e))
+    out = args.out or HERE / ("results.md" if args.device == "cpu" else "results-cuda.md")
     start = time.perf_counter()
     rows = []
     for name, fn in (("attention", attention_rows), ("training step", train_rows),
                      ("KV cache", decoding_rows), ("memory", memory_rows), ("BPE", bpe_rows)):
         t0 = time.perf_counter()
-        rows += fn(args.quick)
+        rows += fn(args.quick, args.device)
         print(f"[{name}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)
     rows += book_rows(args.test_log)
     lines = table(rows)
@@ -204,13 +226,14 @@ def main():
     total = time.perf_counter() - start
     print(f"\n{total:.0f} s in all")
     text = ["Measured by `make bench` (benchmarks/suite.py) in one run of "
-            f"{total / 60:.1f} minutes{' (--quick)' if args.quick else ''}. Each ratio compares "
+            f"{total / 60:.1f} minutes{' (--quick)' if args.quick else ''}, on "
+            f"{args.device}. Each ratio compares "
             "two things timed in interleaved repetitions on the same machine; the median is "
             "over the repetitions, with the smallest and largest per-repetition ratio in "
             "brackets. Times are wall-clock on a machine that other jobs may share.",
-            "", *machine(), "", *lines, ""]
-    args.out.write_text("\n".join(text), encoding="utf-8")
-    print(f"written to {args.out}")
+            "", *machine(args.device), "", *lines, ""]
+    out.write_text("\n".join(text), encoding="utf-8")
+    print(f"written to {out}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ copied). A step is forward, label-smoothed loss, backward and the optimizer step
 timed in interleaved repetitions (alternating which goes first); medians compared, with min–max.
 Goal: ours ≥ 1.1× nn.Transformer's tokens/s in fp32; bf16 autocast reported as well.
 
-    python benchmarks/train_step.py [--reps N]     (the machine is shared: run it alone)
+    python benchmarks/train_step.py [--reps N] [--device cpu|cuda]   (run it alone)
 """
 
 import argparse
@@ -18,7 +18,7 @@ import time
 from functools import partial
 
 import torch
-from interleave import interleaved
+from interleave import DEVICES, device_from, interleaved, synchronize
 from torch import nn
 
 from minformer.blocks import copy_weights_from_torch
@@ -62,17 +62,25 @@ def make_batch(g):
 
 
 def step(model, opt, batch, dtype) -> tuple[float, int]:
+    """(seconds, target tokens) of one training step; ``dtype`` None or the autocast dtype."""
     src, tgt_in, tgt_out = batch
+    device = src.device
+    synchronize(device)
     start = time.perf_counter()
-    with torch.autocast("cpu", dtype=dtype, enabled=dtype is not None):
+    with torch.autocast(device.type, dtype=dtype, enabled=dtype is not None):
         loss = sequence_loss(model(src, tgt_in), tgt_out, label_smoothing=0.1)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     opt.step()
+    synchronize(device)
     return time.perf_counter() - start, int((tgt_out != 0).sum())
 
 
-def bench(reps: int, dtype) -> dict:
+def bench(reps: int, dtype, device: str | None = "cpu", warmup: int = 2) -> dict:
+    """{"minformer": [tokens/s, ...], "nn.Transformer": [...]}, ``reps`` interleaved steps each
+    on ``device`` ("cpu" or "cuda"), under autocast to ``dtype`` unless it is None, after
+    ``warmup`` untimed steps of each."""
+    device = device_from(device)
     torch.manual_seed(0)
     config = TransformerConfig(vocab_size=VOCAB, d_model=D, n_heads=HEADS, d_ff=FF,
                                n_layers=LAYERS, dropout=0.1, max_len=64, final_norm=True)
@@ -80,12 +88,13 @@ def bench(reps: int, dtype) -> dict:
     theirs = TorchModel(Transformer(config))
     copy_weights_from_torch(ours.encoder, theirs.core.encoder)
     copy_weights_from_torch(ours.decoder, theirs.core.decoder)
+    ours, theirs = ours.to(device), theirs.to(device)
     g = torch.Generator().manual_seed(0)
-    batches = [make_batch(g) for _ in range(4)]
+    batches = [tuple(x.to(device) for x in make_batch(g)) for _ in range(4)]
     models = {"minformer": ours, "nn.Transformer": theirs}
     opts = {k: torch.optim.Adam(m.parameters(), lr=1e-4) for k, m in models.items()}
     for name in models:  # warm-up
-        for b in batches[:2]:
+        for b in batches[:warmup]:
             step(models[name], opts[name], b, dtype)
     feeds = {name: itertools.cycle(batches) for name in models}  # both see the same batches
 
@@ -99,12 +108,13 @@ def bench(reps: int, dtype) -> dict:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=16)
+    parser.add_argument("--device", choices=DEVICES, default="cpu")
     args = parser.parse_args()
     print(f"encoder-decoder training step: d_model {D}, {LAYERS}+{LAYERS} layers, {HEADS} heads, "
-          f"FFN {FF}, vocab {VOCAB}, batch {BATCH}x{T}, dropout 0.1, "
+          f"FFN {FF}, vocab {VOCAB}, batch {BATCH}x{T}, dropout 0.1, {args.device}, "
           f"{torch.get_num_threads()} threads; target tokens/s, median (min-max) of {args.reps}")
     for label, dtype in (("fp32", None), ("bf16 autocast", torch.bfloat16)):
-        rates = bench(args.reps, dtype)
+        rates = bench(args.reps, dtype, args.device)
         med = {k: statistics.median(v) for k, v in rates.items()}
         ratio = med["minformer"] / med["nn.Transformer"]
         for name, v in rates.items():
