@@ -57,12 +57,42 @@ def _cases(rng, seed):
                   (*_state((2, 3), 5, 3, g), S, V)))
     S, V = _block((), 3, 1, 2, g, shift=1.0)
     cases.append(("a block of one key (b = 1)", (*_state((), 3, 2, g), S, V)))
+    S, V = _block((), 3, 4, 2, g)
+    S[1] = -math.inf
+    cases.append(("a first block where query 1 sees no key and queries 0 and 2 see some",
+                  (*_state((), 3, 2, g, empty=True), S, V)))
+    m, ell, acc = _state((), 4, 2, g)
+    m[2:], ell[2:], acc[2:] = -math.inf, 0.0, 0.0  # queries 2 and 3 have seen nothing yet
+    S, V = _block((), 4, 5, 2, g)
+    S[1], S[2] = -math.inf, -math.inf
+    cases.append(("a later block, four queries: 0 has seen keys and sees more, 1 has seen keys "
+                  "and sees none here, 2 has seen none and sees none here, 3 has seen none "
+                  "and sees its first here", (m, ell, acc, S, V)))
+    m, ell, acc = _state((), 3, 2, g)
+    S, V = _block((), 3, 6, 2, g, scale=3.0, shift=800.0)
+    cases.append(("scores near 800 (exp(800) overflows even in float64)",
+                  (m + 795.0, ell, acc, S, V)))
+    m, ell, acc = _state((), 3, 2, g)
+    S, V = _block((), 3, 6, 2, g, scale=1e-4, shift=1e4)
+    cases.append(("float64 scores near 10^4 that differ by about 10^-4 (float32 cannot hold "
+                  "those differences: its spacing at 10^4 is about 10^-3)",
+                  (1e4 + 1e-4 * m, ell, acc, S, V)))
+    S, V = _block((), 3, 4, 2, g)
+    cases.append(("float32 inputs (the result keeps their dtype)",
+                  tuple(x.float() for x in (*_state((), 3, 2, g), S, V))))
     rg = torch.Generator().manual_seed(seed)
     t_q, b, d_v = int(rng.integers(1, 7)), int(rng.integers(1, 9)), int(rng.integers(1, 5))
     S, V = _block((), t_q, b, d_v, rg, scale=float(rng.uniform(0.5, 20.0)))
     cases.append((random_name(seed, f"t_q={t_q}, b={b}, d_v={d_v}"),
                   (*_state((), t_q, d_v, rg), S, V)))
     return cases
+
+
+def _close(x, w):
+    """Equal within the rounding of the inputs' dtype: float64 is held to 1e-9, relative."""
+    if w.dtype == torch.float64:
+        return torch.allclose(x.double(), w, rtol=1e-9, atol=1e-12)
+    return torch.allclose(x.double(), w.double(), rtol=1e-5, atol=1e-6)
 
 
 def _diagnose(args, got, want, where):
@@ -75,7 +105,13 @@ def _diagnose(args, got, want, where):
     if any(bool(x.isnan().any()) for x in got):
         fail(f"on {where}: the result has NaN. exp(-inf - (-inf)) is NaN: while a query has "
              "seen only masked keys its maximum is -inf; shift by 0 there instead of by -inf")
-    if not torch.allclose(got[0], want[0]):
+    if S.dtype == torch.float64 and all(
+            _close(x, w) or torch.allclose(x.double(), w.double(), rtol=1e-5, atol=1e-6)
+            for x, w in zip(got, online_softmax_update(*(a.float() for a in args)))):
+        fail(f"on {where}: the result has float32's precision, not float64's: somewhere the "
+             "computation went through float32 (a .float(), or a tensor made without "
+             "dtype=); compute in the inputs' dtype")
+    if not _close(got[0], want[0]):
         fail(f"on {where}: the new m is wrong; it is the larger of the old m and the largest "
              "score of the block, per query: torch.maximum(m, S.amax(-1, keepdim=True))")
     if any(bool(torch.isinf(x).any()) for x in got[1:]):
@@ -84,16 +120,16 @@ def _diagnose(args, got, want, where):
     m_new = want[0]
     shift = m_new.masked_fill(m_new == -math.inf, 0.0)
     P = torch.exp(S - shift)
-    if not torch.allclose(got[1], want[1]):
-        if torch.allclose(got[1], ell + P.sum(-1, keepdim=True)):
+    if not _close(got[1], want[1]):
+        if _close(got[1], ell + P.sum(-1, keepdim=True)):
             fail(f"on {where}: ℓ is the old ℓ plus the block's sum; the old ℓ was summed "
                  "relative to the old maximum m, so rescale it by exp(m - m') first")
         fail(f"on {where}: ℓ is wrong: ℓ' = exp(m - m') ℓ + Σ_j exp(S_j - m')")
-    if not torch.allclose(got[2], want[2]):
-        if torch.allclose(got[2], acc + P @ V):
+    if not _close(got[2], want[2]):
+        if _close(got[2], acc + P @ V):
             fail(f"on {where}: acc is the old acc plus the block's part; rescale the old acc "
                  "by exp(m - m') as you did ℓ")
-        if torch.allclose(got[2], want[2] / want[1].clamp_min(1e-300)):
+        if _close(got[2], want[2] / want[1].clamp_min(1e-300)):
             fail(f"on {where}: acc is already divided by ℓ; keep acc unnormalized "
                  "(Σ exp(s_j - m) v_j): the division by ℓ happens once, after the last block")
         fail(f"on {where}: acc is wrong: acc' = exp(m - m') acc + exp(S - m') V_block")
@@ -114,10 +150,15 @@ def check_online_softmax_update(fn, rng, seed):
                  f"{type(out).__name__}")
         if not all(isinstance(x, torch.Tensor) for x in out):
             fail(f"on {where}: m, ell and acc must be torch tensors")
+        dtype = args[3].dtype
+        for name, x in zip(("m", "ℓ (ell)", "acc"), out):
+            if x.dtype != dtype:
+                fail(f"on {where}: {name} has dtype {x.dtype}, but the inputs are {dtype}: keep "
+                     "the inputs' dtype (no .float() or .double(), and no new tensor made "
+                     "without dtype=)")
         want = online_softmax_update(*args)
-        got = tuple(x.double() for x in out)
-        ok = all(x.shape == w.shape and torch.allclose(x, w, equal_nan=False) for x, w in
-                 zip(got, want))
+        got = tuple(out)
+        ok = all(x.shape == w.shape and _close(x, w) for x, w in zip(got, want))
         if not ok:
             _diagnose(args, got, want, where)
     # a chain of blocks, state passed from one call to the next, gives softmax(scores) V
