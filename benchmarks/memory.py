@@ -2,13 +2,15 @@
 
 Causal self-attention, batch 1, 8 heads, d_head 64, L = 2048, forward pass without gradients:
 naive is minformer.attention.scaled_dot_product_attention (it materializes the (8, L, L) score
-and weight matrices), chunked is minformer.attention.chunked_attention with blocks of 128 keys;
-F.scaled_dot_product_attention is shown for reference. Both outputs must agree (allclose).
+and weight matrices) given the dense (L, L) causal mask; chunked is
+minformer.attention.chunked_attention(causal=True) with blocks of 128 queries and keys, which
+builds each block's causal mask from its indices and needs no (L, L) mask at all;
+F.scaled_dot_product_attention (is_causal=True) is shown for reference. Both outputs must agree (allclose).
 
 Peak memory is measured with minformer.utils.peak_memory: every allocation and release of
 PyTorch's CPU allocator during the call, as recorded by its profiler, summed in order; the
-peak is the most tensor memory held at once above what was held before the call (inputs and
-the shared (L, L) mask excluded, since both methods receive them). Tensor storage only: not
+peak is the most tensor memory held at once above what was held before the call (inputs
+excluded, naive's (L, L) mask among them, which flatters naive). Tensor storage only: not
 Python objects, not the allocator's caches. On a GPU (--device cuda) the peak is CUDA's
 allocator's own: torch.cuda.max_memory_allocated during the call, above what was allocated
 before it. Goal: chunked / naive ≤ 1/8.
@@ -55,8 +57,8 @@ def measure(reps: int = 2, device: str | None = "cpu", length: int = L) -> dict:
     mask = causal_mask(length).to(device)
     methods = {
         "naive": lambda: scaled_dot_product_attention(Q, K, V, mask),
-        "chunked": lambda: chunked_attention(Q, K, V, mask, block_size=BLOCK),
-        "torch SDPA": lambda: F.scaled_dot_product_attention(Q, K, V, attn_mask=mask),
+        "chunked": lambda: chunked_attention(Q, K, V, block_size=BLOCK, causal=True),
+        "torch SDPA": lambda: F.scaled_dot_product_attention(Q, K, V, is_causal=True),
     }
     outputs = {}
 

@@ -117,6 +117,69 @@ def test_chunked_attention_holds_far_less_memory_than_the_naive_one():
     assert chunked_peak < naive_peak / 5
 
 
+def causal_reference(Q, K, V, mask=None):
+    """Attention with the causal mask of the last t_q positions, dense, for comparison."""
+    t_q, t_k = Q.shape[-2], K.shape[-2]
+    keep = torch.ones(t_q, t_k, dtype=torch.bool).tril(t_k - t_q)  # j <= i + (t_k - t_q)
+    return scaled_dot_product_attention(Q, K, V, keep if mask is None else keep & mask)
+
+
+@pytest.mark.parametrize("t_q, t_k", [(13, 13), (1, 13), (5, 13), (13, 40), (64, 64)])
+@pytest.mark.parametrize("block_size", [1, 4, 5, 13, 64])
+def test_causal_chunked_equals_the_dense_causal_mask(t_q, t_k, block_size):
+    Q, K, V = qkv(t_q=t_q, t_k=t_k)
+    got = chunked_attention(Q, K, V, block_size=block_size, causal=True)
+    torch.testing.assert_close(got, causal_reference(Q, K, V), atol=1e-5, rtol=1e-5)
+    if t_q == t_k:  # the package's causal mask, and PyTorch's is_causal, agree
+        torch.testing.assert_close(got, chunked_attention(Q, K, V, causal_mask(t_q),
+                                                          block_size), atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(got, F.scaled_dot_product_attention(Q, K, V, is_causal=True),
+                                   atol=1e-5, rtol=1e-5)
+
+
+def test_causal_chunked_combines_with_a_padding_mask_and_keeps_future_keys_out():
+    Q, K, V = qkv(lead=(2,), t_q=11, t_k=11)
+    mask = padding_mask(torch.tensor([11, 6]), 11, head_axis=False)
+    got = chunked_attention(Q, K, V, mask, block_size=4, causal=True)
+    torch.testing.assert_close(got, causal_reference(Q, K, V, mask), atol=1e-5, rtol=1e-5)
+    K2, V2 = K.clone(), V.clone()
+    K2[..., 7:, :], V2[..., 7:, :] = 100.0, -100.0  # the future of queries 0 … 6
+    again = chunked_attention(Q, K2, V2, mask, block_size=4, causal=True)
+    torch.testing.assert_close(again[..., :7, :], got[..., :7, :], atol=0, rtol=0)
+
+
+def test_causal_chunked_gradients_match_autograd_and_pass_gradcheck():
+    Q, K, V = (X.double().requires_grad_() for X in qkv(lead=(2,), t_q=7, t_k=10))
+    w = torch.randn(2, 7, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    got = torch.autograd.grad((chunked_attention(Q, K, V, None, 3, causal=True) * w).sum(),
+                              (Q, K, V))
+    want = torch.autograd.grad((causal_reference(Q, K, V) * w).sum(), (Q, K, V))
+    for g, r in zip(got, want):
+        torch.testing.assert_close(g, r)
+    assert torch.autograd.gradcheck(
+        lambda q, k, v: chunked_attention(q, k, v, None, 4, causal=True),
+        tuple(X.detach()[..., :6, :].requires_grad_() if i == 0 else X.detach().requires_grad_()
+              for i, X in enumerate((Q, K, V))))
+
+
+def test_causal_chunked_skips_the_blocks_right_of_the_diagonal():
+    from minformer.attention import _block_pairs
+
+    full = _block_pairs(1024, 1024, 128, causal=False)
+    causal = _block_pairs(1024, 1024, 128, causal=True)
+    assert len(full) == 64 and len(causal) == 8 * 9 // 2  # the diagonal and below
+    assert all(j0 <= i1 - 1 for _, i1, j0, _ in causal)
+
+
+def test_causal_chunked_needs_no_dense_mask_and_little_memory():
+    Q, K, V = qkv(lead=(1, 2), t_q=1024, t_k=1024, d_k=32, d_v=32)
+    with torch.no_grad():
+        dense, _ = peak_memory(scaled_dot_product_attention, Q, K, V, causal_mask(1024))
+        got, peak = peak_memory(chunked_attention, Q, K, V, block_size=64, causal=True)
+    torch.testing.assert_close(got, dense, atol=1e-5, rtol=1e-5)
+    assert peak < 1024 * 1024  # less than one (1024, 1024) bool mask, let alone the scores
+
+
 def test_bad_input_to_chunked_attention():
     Q, K, V = qkv()
     with pytest.raises(ValueError, match="block_size must be a positive int; got 0"):
@@ -131,6 +194,11 @@ def test_bad_input_to_chunked_attention():
         chunked_attention(Q, K[..., :4], V)
     with pytest.raises(TypeError, match="Q must be a floating-point tensor"):
         chunked_attention(Q.long(), K, V)
+    with pytest.raises(TypeError, match="causal must be True or False; got 1"):
+        chunked_attention(Q, K, V, causal=1)
+    Q2, K2, V2 = qkv(t_q=9, t_k=4)
+    with pytest.raises(ValueError, match="at least as many keys as queries.*t_q=9, t_k=4"):
+        chunked_attention(Q2, K2, V2, causal=True)
 
 
 # ----------------------------------------------------------------------------- online softmax

@@ -318,36 +318,55 @@ def _online_update(m, ell, acc, S, V_block):
     return m_new, alpha * ell + P.sum(dim=-1, keepdim=True), alpha * acc + P @ V_block
 
 
-def _blocks(t_k: int, block_size: int):
-    return [(j, min(j + block_size, t_k)) for j in range(0, t_k, block_size)]
+def _blocks(t: int, block_size: int):
+    return [(j, min(j + block_size, t)) for j in range(0, t, block_size)]
 
 
-def _block_scores(Q_scaled, K, mask, j0, j1):
-    """Scores of all queries against keys j0 … j1 - 1, masked keys at -inf: (..., t_q, b)."""
-    S = Q_scaled @ K[..., j0:j1, :].transpose(-2, -1)  # (..., t_q, b)
+def _block_pairs(t_q: int, t_k: int, block_size: int, causal: bool):
+    """(i0, i1, j0, j1) for each block of queries i0 … i1 - 1 and of keys j0 … j1 - 1 that has
+    at least one visible pair. Causal: query i sees key j when j ≤ i + (t_k - t_q) (the queries
+    are the last t_q positions, as with a KV cache), so the key blocks right of the diagonal
+    are skipped: about half of them at t_q = t_k."""
+    offset = t_k - t_q
+    return [(i0, i1, j0, j1) for i0, i1 in _blocks(t_q, block_size)
+            for j0, j1 in _blocks(t_k, block_size) if not causal or j0 <= i1 - 1 + offset]
+
+
+def _block_scores(Q_scaled, K, mask, i0, i1, j0, j1, causal):
+    """Scores of queries i0 … i1 - 1 against keys j0 … j1 - 1, masked keys at -inf:
+    (..., i1 - i0, j1 - j0). The causal mask of a block is built from its indices."""
+    S = Q_scaled[..., i0:i1, :] @ K[..., j0:j1, :].transpose(-2, -1)  # (..., bq, bk)
     if mask is not None:
-        S = S.masked_fill(~mask[..., j0:j1], float("-inf"))
+        S = S.masked_fill(~mask[..., i0:i1, j0:j1], float("-inf"))
+    offset = K.shape[-2] - Q_scaled.shape[-2]
+    if causal and j1 - 1 > i0 + offset:  # the block crosses the diagonal
+        i = torch.arange(i0, i1, device=S.device)[:, None]  # (bq, 1)
+        j = torch.arange(j0, j1, device=S.device)[None, :]  # (1, bk)
+        S = S.masked_fill(j > i + offset, float("-inf"))
     return S
 
 
 class _ChunkedAttention(torch.autograd.Function):
-    """Forward by online softmax over key blocks; backward recomputes each block's weights from
-    the saved row log-sum-exp (FlashAttention's recipe), so neither pass holds (t_q, t_k)."""
+    """Forward by online softmax over blocks of keys, for one block of queries at a time;
+    backward recomputes each block's weights from the saved row log-sum-exp (FlashAttention's
+    recipe), so neither pass holds more than (block_size, block_size) scores per batch entry."""
 
     @staticmethod
-    def forward(ctx, Q, K, V, mask, block_size):
+    def forward(ctx, Q, K, V, mask, block_size, causal):
         Q_scaled = Q / math.sqrt(Q.shape[-1])  # (..., t_q, d_k)
         m = Q.new_full((*Q.shape[:-1], 1), float("-inf"))  # running max
         ell = Q.new_zeros((*Q.shape[:-1], 1))  # running sum of exp(s - m)
         acc = Q.new_zeros((*Q.shape[:-1], V.shape[-1]))  # running Σ exp(s - m) v
-        for j0, j1 in _blocks(K.shape[-2], block_size):
-            S = _block_scores(Q_scaled, K, mask, j0, j1)
-            m, ell, acc = _online_update(m, ell, acc, S, V[..., j0:j1, :])
+        for i0, i1, j0, j1 in _block_pairs(Q.shape[-2], K.shape[-2], block_size, causal):
+            S = _block_scores(Q_scaled, K, mask, i0, i1, j0, j1, causal)  # (..., bq, bk)
+            m[..., i0:i1, :], ell[..., i0:i1, :], acc[..., i0:i1, :] = _online_update(
+                m[..., i0:i1, :], ell[..., i0:i1, :], acc[..., i0:i1, :], S,
+                V[..., j0:j1, :])
         seen = ell > 0  # (..., t_q, 1): rows with at least one visible key
         Y = acc / ell.masked_fill(~seen, 1.0)  # fully masked rows: acc = 0, so Y = 0
         lse = (m + torch.log(ell)).masked_fill(~seen, float("inf"))  # exp(s - lse) = softmax
         ctx.save_for_backward(Q, K, V, Y, lse, mask)
-        ctx.block_size = block_size
+        ctx.block_size, ctx.causal = block_size, causal
         return Y
 
     @staticmethod
@@ -357,33 +376,45 @@ class _ChunkedAttention(torch.autograd.Function):
         Q_scaled = Q * scale
         D = (dY * Y).sum(dim=-1, keepdim=True)  # (..., t_q, 1): Σ_j A_ij dA_ij
         dQ, dK, dV = torch.zeros_like(Q), torch.zeros_like(K), torch.zeros_like(V)
-        for j0, j1 in _blocks(K.shape[-2], ctx.block_size):
-            P = torch.exp(_block_scores(Q_scaled, K, mask, j0, j1) - lse)  # A's block
-            dV[..., j0:j1, :] = P.transpose(-2, -1) @ dY
-            dS = P * (dY @ V[..., j0:j1, :].transpose(-2, -1) - D)  # d loss / d scores
-            dQ += (dS @ K[..., j0:j1, :]) * scale
-            dK[..., j0:j1, :] = dS.transpose(-2, -1) @ Q_scaled
-        return dQ, dK, dV, None, None
+        for i0, i1, j0, j1 in _block_pairs(Q.shape[-2], K.shape[-2], ctx.block_size,
+                                           ctx.causal):
+            S = _block_scores(Q_scaled, K, mask, i0, i1, j0, j1, ctx.causal)
+            P = torch.exp(S - lse[..., i0:i1, :])  # A's block: (..., bq, bk)
+            dY_i = dY[..., i0:i1, :]  # (..., bq, d_v)
+            dV[..., j0:j1, :] += P.transpose(-2, -1) @ dY_i
+            dS = P * (dY_i @ V[..., j0:j1, :].transpose(-2, -1) - D[..., i0:i1, :])
+            dQ[..., i0:i1, :] += (dS @ K[..., j0:j1, :]) * scale
+            dK[..., j0:j1, :] += dS.transpose(-2, -1) @ Q_scaled[..., i0:i1, :]
+        return dQ, dK, dV, None, None, None
 
 
-def chunked_attention(Q, K, V, mask=None, block_size: int = 128):
-    """softmax(Q Kᵀ / √d_k) V computed over blocks of ``block_size`` keys by online softmax
-    (:func:`online_softmax_update`), never holding the (t_q, t_k) score matrix: the idea of
-    FlashAttention (Dao et al., 2022), in plain PyTorch.
+def chunked_attention(Q, K, V, mask=None, block_size: int = 128, causal: bool = False):
+    """softmax(Q Kᵀ / √d_k) V computed over blocks of ``block_size`` queries and keys by online
+    softmax (:func:`online_softmax_update`), never holding the (t_q, t_k) score matrix: the
+    idea of FlashAttention (Dao et al., 2022), in plain PyTorch.
 
     Q: (..., t_q, d_k)   K: (..., t_k, d_k)   V: (..., t_k, d_v)   mask: bool, True = may
     attend, shaped as for :func:`scaled_dot_product_attention` (see :func:`check_mask`).
+    causal=True: query i sees key j only when j ≤ i + (t_k - t_q) (the queries are the last
+    t_q positions). That mask is built inside each block from the block's indices, never as a
+    (t_q, t_k) tensor, and the blocks wholly right of the diagonal are skipped, so a causal
+    call does about half the work. It combines with ``mask`` (a key must pass both).
     Returns Y (..., t_q, d_v): the same numbers as :func:`scaled_dot_product_attention` to
-    rounding, for any block size (it need not divide t_k). A query whose keys are all masked
-    gets Y = 0 and zero gradients, as in the rest of the package (no warning here). Memory: the
-    forward pass holds (..., t_q, block_size) scores at a time; the backward pass recomputes
+    rounding, for any block size (it need not divide t_q or t_k). A query whose keys are all
+    masked gets Y = 0 and zero gradients, as in the rest of the package (no warning here).
+    Memory: each step holds (..., block_size, block_size) scores; the backward pass recomputes
     them block by block from the saved log-sum-exp of each row instead of storing them.
     """
     batch = _check_attention_inputs(Q, K, V)
     validate.positive_int(block_size, "block_size")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False; got {causal!r}")
     t_q, t_k = Q.shape[-2], K.shape[-2]
+    if causal and t_q > t_k:
+        raise ValueError(f"causal attention needs at least as many keys as queries (the queries "
+                         f"are the last t_q positions); got t_q={t_q}, t_k={t_k}")
     if mask is not None:
         check_mask(mask, (*batch, t_q, t_k))
         mask = mask.expand(*batch, t_q, t_k)  # a view: no memory
     Q, K, V = (X.expand(*batch, *X.shape[-2:]) for X in (Q, K, V))  # views
-    return _ChunkedAttention.apply(Q, K, V, mask, block_size)
+    return _ChunkedAttention.apply(Q, K, V, mask, block_size, causal)
