@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 from helpers import rejects
 
 from minformer.attention import online_softmax_update
@@ -154,3 +155,63 @@ def test_rejects_each_class_of_mistake_on_every_seed():
             with pytest.raises(CheckFailed) as err:
                 check_online_softmax_update(fn, seed=seed)
             assert fragment in str(err.value), (fn.__name__, str(err.value))
+
+
+# -- check_cached_attention_step -------------------------------------------------------------
+from minformer.attention import scaled_dot_product_attention  # noqa: E402
+from minformer.checks import check_cached_attention_step  # noqa: E402
+
+
+def cached_step(q, k_new, v_new, K_cache, V_cache):
+    K = torch.cat([K_cache, k_new], dim=-2)
+    V = torch.cat([V_cache, v_new], dim=-2)
+    return scaled_dot_product_attention(q, K, V), K, V
+
+
+def cached_step_with_sdpa(q, k_new, v_new, K_cache, V_cache):
+    """Correct, written with PyTorch's fused attention."""
+    K, V = torch.cat((K_cache, k_new), -2), torch.cat((V_cache, v_new), -2)
+    return F.scaled_dot_product_attention(q, K, V), K, V
+
+
+def test_cached_step_accepts_correct_answers(capsys):
+    for fn in (cached_step, cached_step_with_sdpa):
+        for seed in range(10):
+            check_cached_attention_step(fn, seed=seed)
+    assert capsys.readouterr().out.count(
+        "✓ attention step with a KV cache: 6 cases passed") == 20
+
+
+def test_cached_step_rejects_the_usual_slips():
+    def cache_only(q, k_new, v_new, K_cache, V_cache):
+        y = (scaled_dot_product_attention(q, K_cache, V_cache) if K_cache.shape[-2]
+             else v_new)
+        return y, torch.cat([K_cache, k_new], -2), torch.cat([V_cache, v_new], -2)
+
+    def wrong_axis(q, k_new, v_new, K_cache, V_cache):
+        return (cached_step(q, k_new, v_new, K_cache, V_cache)[0],
+                torch.cat([K_cache, k_new], -1), torch.cat([V_cache, v_new], -1))
+
+    def prepended(q, k_new, v_new, K_cache, V_cache):
+        y = cached_step(q, k_new, v_new, K_cache, V_cache)[0]
+        return y, torch.cat([k_new, K_cache], -2), torch.cat([v_new, V_cache], -2)
+
+    def unscaled(q, k_new, v_new, K_cache, V_cache):
+        K, V = torch.cat([K_cache, k_new], -2), torch.cat([V_cache, v_new], -2)
+        return torch.softmax(q @ K.mT, -1) @ V, K, V
+
+    def old_cache(q, k_new, v_new, K_cache, V_cache):
+        return cached_step(q, k_new, v_new, K_cache, V_cache)[0], K_cache, V_cache
+
+    def in_place(q, k_new, v_new, K_cache, V_cache):
+        K_cache.mul_(1.0)
+        V_cache.add_(0.0)
+        q.mul_(2.0)
+        return cached_step(q, k_new, v_new, K_cache, V_cache)
+
+    rejects(check_cached_attention_step, cache_only, "attends to the cached keys only")
+    rejects(check_cached_attention_step, wrong_axis, "the time axis: torch.cat([K_cache, k_new], dim=-2)")
+    rejects(check_cached_attention_step, prepended, "the new key comes first")
+    rejects(check_cached_attention_step, unscaled, "divide the scores by √d_k")
+    rejects(check_cached_attention_step, old_cache, "expected (2, 3, 1, 4)")
+    rejects(check_cached_attention_step, in_place, "changed its input")

@@ -60,6 +60,6 @@ from .translation import check_clipped_precision  # chapter 13
 
 __all__ += ["check_clipped_precision"]
 
-from .efficient import check_online_softmax_update  # chapter 14
+from .efficient import check_cached_attention_step, check_online_softmax_update  # chapter 14
 
-__all__ += ["check_online_softmax_update"]
+__all__ += ["check_cached_attention_step", "check_online_softmax_update"]

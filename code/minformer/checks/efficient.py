@@ -1,11 +1,12 @@
-"""Checker for chapter 14 (efficient attention): one block update of online softmax."""
+"""Checkers for chapter 14 (efficient attention): one block update of online softmax, and one
+attention step of a decoder with a KV cache."""
 
 import math
 
 import torch
 
 from ..attention import online_softmax_update
-from ._core import call, checker, fail, random_name
+from ._core import CheckFailed, call, checker, fail, random_name
 
 
 def _state(lead, t_q, d_v, g, empty=False):
@@ -172,4 +173,107 @@ def check_online_softmax_update(fn, rng, seed):
         fail("folding the blocks (0-3, 4, 5-10) of an (4, 11) score matrix one after the "
              "other does not give softmax(scores) V: each call must return the state the next "
              "call starts from")
+    return len(cases) + 1
+
+
+# --------------------------------------------------------------------- one step with a KV cache
+def _cached_reference(q, k_new, v_new, K_cache, V_cache):
+    K = torch.cat([K_cache, k_new], dim=-2)  # (..., t + 1, d_k)
+    V = torch.cat([V_cache, v_new], dim=-2)  # (..., t + 1, d_v)
+    A = torch.softmax(q @ K.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+    return A @ V, K, V
+
+
+def _cached_cases(rng, seed):
+    g = torch.Generator().manual_seed(140)
+
+    def case(lead, t, d_k, d_v, gen, scale=1.0):
+        return (scale * torch.randn(*lead, 1, d_k, generator=gen),
+                torch.randn(*lead, 1, d_k, generator=gen),
+                torch.randn(*lead, 1, d_v, generator=gen),
+                torch.randn(*lead, t, d_k, generator=gen),
+                torch.randn(*lead, t, d_v, generator=gen))
+
+    cases = [("the first step: an empty cache, K_cache (2, 3, 0, 4)", case((2, 3), 0, 4, 4, g)),
+             ("a cache of 5 tokens, batch 2 x 3 heads, d_k = 4, d_v = 6", case((2, 3), 5, 4, 6, g)),
+             ("a cache of 1 token, no batch axes, d_k = 8", case((), 1, 8, 8, g)),
+             ("sharp scores (q scaled by 20): the new key must be among the keys attended",
+              case((1, 2), 6, 4, 4, g, scale=20.0))]
+    rg = torch.Generator().manual_seed(seed)
+    t, d_k, d_v = int(rng.integers(0, 12)), int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    cases.append((random_name(seed, f"a cache of {t} tokens, (2, 2) heads, d_k = {d_k}, "
+                                    f"d_v = {d_v}"), case((2, 2), t, d_k, d_v, rg)))
+    return cases
+
+
+def _cached_diagnose(args, got, want, where):
+    q, k_new, v_new, K_cache, V_cache = args
+    y, K, V = got
+    if tuple(K.shape) != tuple(want[1].shape) or tuple(V.shape) != tuple(want[2].shape):
+        fail(f"on {where}: the new cache has shapes K {tuple(K.shape)}, V {tuple(V.shape)}; "
+             f"expected {tuple(want[1].shape)} and {tuple(want[2].shape)}: append the new key "
+             "and value along the time axis, dim=-2 (torch.cat([K_cache, k_new], dim=-2))")
+    if not (torch.allclose(K, want[1]) and torch.allclose(V, want[2])):
+        if K_cache.shape[-2] and torch.allclose(K[..., 0:1, :], k_new):
+            fail(f"on {where}: the new key comes first in the returned cache; append it after "
+                 "the cached ones, so that position t holds token t")
+        fail(f"on {where}: the returned cache is not [K_cache; k_new] and [V_cache; v_new]")
+    if tuple(y.shape) != tuple(want[0].shape):
+        fail(f"on {where}: y has shape {tuple(y.shape)}; expected {tuple(want[0].shape)} "
+             "(..., 1, d_v): one output for the one new query")
+    only_cache = torch.softmax(q @ K_cache.transpose(-2, -1) / math.sqrt(q.shape[-1]),
+                               dim=-1) @ V_cache
+    if K_cache.shape[-2] and torch.allclose(y, only_cache, atol=1e-5):
+        fail(f"on {where}: y attends to the cached keys only; append the new key and value "
+             "first, then attend: the newest token sees itself too")
+    unscaled = torch.softmax(q @ want[1].transpose(-2, -1), dim=-1) @ want[2]
+    if torch.allclose(y, unscaled, atol=1e-5):
+        fail(f"on {where}: y is right except for the scale: divide the scores by √d_k")
+    if torch.allclose(y, want[2][..., -1:, :], atol=1e-5):
+        fail(f"on {where}: y is just the new value; it must average all t + 1 values with the "
+             "softmax weights of the new query against all t + 1 keys")
+    fail(f"on {where}: y is wrong: softmax(q Kᵀ / √d_k) V over the t + 1 keys and values "
+         "(the cached ones and the new one); no mask is needed, since the newest token may see "
+         "every earlier one")
+
+
+@checker("attention step with a KV cache")
+def check_cached_attention_step(fn, rng, seed):
+    """``fn(q, k_new, v_new, K_cache, V_cache) -> (y, K, V)``: q, k_new (..., 1, d_k) and v_new
+    (..., 1, d_v) of the newest token, K_cache (..., t, d_k) and V_cache (..., t, d_v) of the t
+    tokens before; returns the newest token's attention output y (..., 1, d_v) over all t + 1
+    tokens and the grown cache K (..., t + 1, d_k), V (..., t + 1, d_v). Then a loop of steps
+    must give causal self-attention."""
+    cases = _cached_cases(rng, seed)
+    for where, args in cases:
+        try:
+            out = call(fn, *args, what=getattr(fn, "__name__", "your function"), where=where)
+        except CheckFailed as e:
+            if "Sizes of tensors must match" in str(e):  # torch.cat along the wrong axis
+                fail(f"{e} — the cache grows along the time axis: torch.cat([K_cache, k_new], "
+                     "dim=-2)")
+            raise
+        if not (isinstance(out, (tuple, list)) and len(out) == 3):
+            fail(f"on {where}: return three tensors (y, K, V): the output and the grown cache; "
+                 f"got {type(out).__name__}")
+        if not all(isinstance(x, torch.Tensor) for x in out):
+            fail(f"on {where}: y, K and V must be torch tensors")
+        want = _cached_reference(*args)
+        if not all(x.shape == w.shape and torch.allclose(x, w, atol=1e-5)
+                   for x, w in zip(out, want)):
+            _cached_diagnose(args, tuple(out), want, where)
+    # a loop of steps, each passing its cache to the next, is causal self-attention
+    g = torch.Generator().manual_seed(seed)
+    Q, K, V = (torch.randn(2, 3, 9, 4, generator=g) for _ in range(3))
+    K_cache, V_cache = K[..., :0, :], V[..., :0, :]
+    ys = []
+    for i in range(9):
+        y, K_cache, V_cache = fn(Q[..., i:i + 1, :], K[..., i:i + 1, :], V[..., i:i + 1, :],
+                                 K_cache, V_cache)
+        ys.append(y)
+    causal = torch.ones(9, 9, dtype=torch.bool).tril()
+    S = (Q @ K.transpose(-2, -1) / 2.0).masked_fill(~causal, -math.inf)
+    if not torch.allclose(torch.cat(ys, dim=-2), torch.softmax(S, -1) @ V, atol=1e-5):
+        fail("nine steps in a row, each given the cache the one before returned, do not give "
+             "causal self-attention over the nine tokens: return the grown cache, and use it")
     return len(cases) + 1
