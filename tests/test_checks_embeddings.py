@@ -1,16 +1,18 @@
 """The chapter 11 checkers accept correct answers and name typical mistakes."""
 
 import numpy as np
+import pytest
 import torch
 import torch.nn.functional as F
 from helpers import rejects
 
 from minformer.checks import (
+    CheckFailed,
     check_analogy,
     check_negative_sampling_loss,
     check_skipgram_pairs,
 )
-from minformer.checks.embeddings import _analogy_cases, analogy_reference
+from minformer.checks.embeddings import _analogy_cases, _analogy_slips, analogy_reference
 from minformer.word2vec import Vocab
 from minformer.word2vec import analogy as package_analogy
 from minformer.word2vec import negative_sampling_loss as package_loss
@@ -162,26 +164,69 @@ def test_loss_rejects_non_tensors_and_detached():
 
 # -- check_analogy -------------------------------------------------------------------------
 
-def make_analogy(exclude=True, cosine=True, direction=1.0, normalize_offset=True):
+SEEDS = range(20)  # a wrong answer must be rejected on each of these, not on a lucky one
+
+
+def make_analogy(exclude="abc", cosine=True, direction=1.0, normalize_offset=True,
+                 fill=-float("inf"), dim=-1):
+    """3CosAdd written the way a reader would, with one knob per mistake: exclude names the
+    query words excluded ("" none, "ab" a and b only), fill their score."""
     def fn(E, words, a, b, c):
-        ia, ib, ic = (words.index(w) for w in (a, b, c))
-        En = F.normalize(E, dim=-1)
+        rows = {"a": words.index(a), "b": words.index(b), "c": words.index(c)}
+        ia, ib, ic = rows["a"], rows["b"], rows["c"]
+        En = F.normalize(E, dim=dim)
         V = En if normalize_offset else E
         target = direction * (V[ib] - V[ia]) + V[ic]
         scores = (En if cosine else E) @ target
         if exclude:
-            scores[[ia, ib, ic]] = -float("inf")
+            scores[[rows[r] for r in exclude]] = fill
         return words[int(scores.argmax())]
     return fn
 
 
+def numpy_loop(E, words, a, b, c):
+    """NumPy, float64, a normalized target, and a loop that skips the query words by name."""
+    X = E.numpy().astype(np.float64)
+    X = X / np.linalg.norm(X, axis=1, keepdims=True)
+    row = {w: i for i, w in enumerate(words)}
+    t = X[row[b]] - X[row[a]] + X[row[c]]
+    t = t / np.linalg.norm(t)
+    best, best_score = None, -np.inf
+    for w, x in zip(words, X):
+        if w not in (a, b, c) and float(x @ t) > best_score:
+            best, best_score = w, float(x @ t)
+    return best
+
+
+def sum_of_cosines(E, words, a, b, c):
+    """cos(d, b) − cos(d, a) + cos(d, c), which is the same score, masked and topk'd."""
+    def cos(w):
+        return F.cosine_similarity(E, E[words.index(w)].unsqueeze(0), dim=-1)
+    scores = cos(b) - cos(a) + cos(c)
+    scores = scores.masked_fill(torch.tensor([w in (a, b, c) for w in words]), float("-inf"))
+    return words[scores.topk(1).indices.item()]
+
+
+def via_package(E, words, a, b, c):
+    vocab = Vocab(words, np.arange(len(words), 0, -1))
+    return package_analogy(E, vocab, a, b, c, k=1)[0][0]
+
+
+CORRECT = {"torch": make_analogy(), "numpy loop": numpy_loop, "sum of cosines": sum_of_cosines,
+           "unnormalized offset, cosine scores": make_analogy(normalize_offset=False),
+           "the package": via_package}
+
+
 def test_analogy_accepts_correct(capsys):
     check_analogy(make_analogy())
-    assert "✓ analogy: 7 cases passed" in capsys.readouterr().out
+    assert "✓ analogy: 12 cases passed" in capsys.readouterr().out
 
 
-def test_analogy_accepts_unnormalized_offset_with_cosine_scores():
-    check_analogy(make_analogy(normalize_offset=False))
+@pytest.mark.parametrize("name", CORRECT)
+def test_analogy_accepts_different_correct_answers_on_every_seed(name, capsys):
+    for seed in range(50):
+        check_analogy(CORRECT[name], seed=seed)
+    assert set(capsys.readouterr().out.splitlines()) == {"✓ analogy: 12 cases passed"}
 
 
 def test_analogy_agrees_with_the_package():
@@ -191,18 +236,91 @@ def test_analogy_agrees_with_the_package():
             E, words, a, b, c)
 
 
-def test_analogy_rejects_forgetting_to_exclude_the_query_words():
-    rejects(check_analogy, make_analogy(exclude=False), "one of the query words",
-            "exclude a, b and c")
+def cosmul(E, words, a, b, c):
+    """Levy & Goldberg's 3CosMul, with cosines shifted to [0, 1] and ε = 1e-3."""
+    En = F.normalize(E, dim=-1)
+    ia, ib, ic = (words.index(w) for w in (a, b, c))
+    def shifted(i):
+        return (En @ En[i] + 1) / 2
+    scores = shifted(ib) * shifted(ic) / (shifted(ia) + 1e-3)
+    scores[[ia, ib, ic]] = -float("inf")
+    return words[int(scores.argmax())]
 
 
-def test_analogy_rejects_dot_product_instead_of_cosine():
-    rejects(check_analogy, make_analogy(cosine=False, normalize_offset=False),
-            "DOT PRODUCT", "cosine")
+def first_three_rows(E, words, a, b, c):
+    En = F.normalize(E, dim=-1)
+    ia, ib, ic = (words.index(w) for w in (a, b, c))
+    scores = En @ (En[ib] - En[ia] + En[ic])
+    scores[:3] = -float("inf")  # as if a, b and c were always rows 0, 1 and 2
+    return words[int(scores.argmax())]
 
 
-def test_analogy_rejects_reversed_offset():
-    rejects(check_analogy, make_analogy(direction=-1.0), "wrong way", "b − a + c")
+def fourth_best(E, words, a, b, c):
+    En = F.normalize(E, dim=-1)
+    ia, ib, ic = (words.index(w) for w in (a, b, c))
+    scores = En @ (En[ib] - En[ia] + En[ic])
+    return words[int(scores.topk(4).indices[3])]  # as if a, b and c were always the top 3
+
+
+def case_insensitive(E, words, a, b, c):
+    En = F.normalize(E, dim=-1)
+    ia, ib, ic = (words.index(w) for w in (a, b, c))
+    scores = En @ (En[ib] - En[ia] + En[ic])
+    query = {a.lower(), b.lower(), c.lower()}
+    for i, w in enumerate(words):
+        if w.lower() in query:
+            scores[i] = -float("inf")
+    return words[int(scores.argmax())]
+
+
+ALL_THREE = ["one of the query words", "exclude all three of a, b and c"]
+WRONG_ANALOGIES = {  # name: (wrong answer, fragments its message must contain)
+    "exclude none": (make_analogy(exclude=""), ALL_THREE),
+    "exclude only c": (make_analogy(exclude="c"), ALL_THREE),
+    "exclude only b and c": (make_analogy(exclude="bc"), ALL_THREE),
+    "exclude only a and b": (make_analogy(exclude="ab"), ALL_THREE),
+    "exclude only a and c": (make_analogy(exclude="ac"), ALL_THREE),
+    "excluded with a score of 0": (make_analogy(fill=0.0), [*ALL_THREE, "-inf",
+                                                             "0 is not low enough"]),
+    "dot product": (make_analogy(cosine=False, normalize_offset=False), ["DOT PRODUCT",
+                                                                         "cosine"]),
+    "reversed offset": (make_analogy(direction=-1.0), ["wrong way", "b − a + c"]),
+    "columns normalized": (make_analogy(dim=0), ["normalized the columns", "dim=-1"]),
+    "3CosMul": (cosmul, ["3CosMul", "asks for 3CosAdd"]),
+    "the first three rows excluded": (first_three_rows, ["first three rows",
+                                                         "words.index(a)"]),
+    "the three best skipped": (fourth_best, ["skipped the three best-scoring words"]),
+    "case-insensitive exclusion": (case_insensitive, ["differ from a query word only in case"]),
+}
+
+
+@pytest.mark.parametrize("name", WRONG_ANALOGIES)
+def test_analogy_rejects_each_mistake_with_its_message_on_every_seed(name):
+    wrong, fragments = WRONG_ANALOGIES[name]
+    for seed in SEEDS:
+        with pytest.raises(CheckFailed) as err:
+            check_analogy(wrong, seed=seed)
+        for fragment in fragments:
+            assert fragment in str(err.value), (seed, str(err.value))
+
+
+def test_each_typical_mistake_changes_the_answer_in_some_fixed_case():
+    """The fixed cases are built for the mistakes: each slip the checker names gives another
+    answer than 3CosAdd in at least one of them, each partial exclusion answers a query word in
+    at least one, and the accepted unnormalized offset agrees with 3CosAdd in all of them."""
+    cases = _analogy_cases(np.random.default_rng(0), 0)[:-2]  # the last two are random
+    slips = [_analogy_slips(E, words, a, b, c) for _, E, words, a, b, c in cases]
+    for k in range(len(slips[0])):
+        assert any(s[k][0] != analogy_reference(E, w, a, b, c)
+                   for s, (_, E, w, a, b, c) in zip(slips, cases)), slips[0][k][1]
+    for exclude in ("", "a", "b", "c", "ab", "ac", "bc"):
+        assert any(analogy_reference(E, w, a, b, c, exclude=exclude or False) in (a, b, c)
+                   for _, E, w, a, b, c in cases), exclude
+    assert any(analogy_reference(E, w, a, b, c, fill=0.0) in (a, b, c)
+               for _, E, w, a, b, c in cases)
+    for _, E, w, a, b, c in cases:
+        assert make_analogy(normalize_offset=False)(E, w, a, b, c) == analogy_reference(
+            E, w, a, b, c)
 
 
 def test_analogy_rejects_bad_outputs():

@@ -268,22 +268,113 @@ def check_negative_sampling_loss(fn, *, rng, seed) -> int:
 # ---------------------------------------------------------------------------- analogies
 
 
-def analogy_reference(E, words, a, b, c, *, exclude=True, score="cosine", direction=1.0):
-    """The best d for a : b :: c : d by 3CosAdd: the word whose row of E has the highest cosine
-    with b̂ − â + ĉ (unit rows), a, b and c excluded. The keyword arguments build the typical
-    wrong variants: score="dot" (raw E for the offset and the scores), direction=-1
-    (â − b̂ + ĉ)."""
-    E = torch.as_tensor(E, dtype=torch.float64)
+def analogy_scores(E, words, a, b, c, *, score="cosine", direction=1.0, dim=-1):
+    """The score of every row for a : b :: c : ?, float64. score="cosine" (3CosAdd): unit rows
+    (normalized along ``dim``; dim=0 is the slip of normalizing columns), scores
+    Ê·(b̂ − â + ĉ), the cosine with the target up to its length; "dot": raw E for the offset
+    and the scores; "3cosmul" (Levy & Goldberg, 2014): cos'(d, b)·cos'(d, c) / (cos'(d, a) + ε)
+    with cos' = (cos + 1) / 2 and ε = 1e-3. direction=-1 reverses the offset (â − b̂ + ĉ)."""
+    E = torch.as_tensor(E).detach().to(torch.float64)
     ia, ib, ic = (words.index(w) for w in (a, b, c))
     if score == "dot":
         target = direction * (E[ib] - E[ia]) + E[ic]  # (dim,)
-        scores = E @ target  # (vocab,)
-    else:
-        En = F.normalize(E, dim=-1)  # (vocab, dim) unit rows
-        target = direction * (En[ib] - En[ia]) + En[ic]
-        scores = En @ target  # (vocab,): cosines up to the target's length
-    if exclude:
-        scores[[ia, ib, ic]] = -torch.inf
+        return E @ target  # (vocab,)
+    if score == "3cosmul":
+        En = F.normalize(E, dim=-1)
+        cos = (En @ En[[ia, ib, ic]].T + 1) / 2  # (vocab, 3), shifted to [0, 1]
+        return cos[:, 1] * cos[:, 2] / (cos[:, 0] + 1e-3)
+    En = F.normalize(E, dim=dim)  # (vocab, dim) unit rows
+    target = direction * (En[ib] - En[ia]) + En[ic]
+    return En @ target  # (vocab,): cosines up to the target's length
+
+
+def analogy_reference(E, words, a, b, c, *, exclude=True, score="cosine", direction=1.0,
+                      dim=-1, fill=-torch.inf):
+    """The best d for a : b :: c : d by 3CosAdd: the word whose row of E has the highest cosine
+    with b̂ − â + ĉ (unit rows), a, b and c excluded. The keyword arguments build the typical
+    wrong variants: exclude=False (none excluded) or a string of the roles excluded ("ab": a
+    and b only), score="dot" (raw E for the offset and the scores), score="3cosmul",
+    direction=-1 (â − b̂ + ĉ), dim=0 (columns normalized), fill=0 (the query words' scores set
+    to 0 instead of −inf)."""
+    scores = analogy_scores(E, words, a, b, c, score=score, direction=direction, dim=dim)
+    roles = {"a": words.index(a), "b": words.index(b), "c": words.index(c)}
+    excluded = "abc" if exclude is True else "" if exclude is False else exclude
+    if excluded:
+        scores[[roles[r] for r in excluded]] = fill
+    return words[int(torch.argmax(scores))]
+
+
+def _first_rows_slip(E, words, a, b, c):
+    """(The answer when rows 0, 1 and 2 are excluded instead of a, b and c, what to say)."""
+    scores = analogy_scores(E, words, a, b, c)
+    scores[:3] = -torch.inf
+    ia, ib, ic = (words.index(w) for w in (a, b, c))
+    return (words[int(torch.argmax(scores))],
+            f"you excluded rows 0, 1 and 2, the first three rows, but a, b and c are rows {ia}, "
+            f"{ib} and {ic} here: exclude the rows of the query words, words.index(a), "
+            "words.index(b) and words.index(c)")
+
+
+def _analogy_slips(E, words, a, b, c):
+    """[(the answer of a typical slip, what to say)], in the order they are named. Each one
+    changes the answer in some fixed case (tests/test_checks_embeddings.py verifies this)."""
+    scores = analogy_scores(E, words, a, b, c)
+    top = [int(i) for i in torch.argsort(scores, descending=True, stable=True)]
+    folded = {w.lower() for w in (a, b, c)}
+    no_variant = scores.clone()
+    no_variant[[i for i, w in enumerate(words) if w.lower() in folded]] = -torch.inf
+    return [
+        (analogy_reference(E, words, a, b, c, score="3cosmul"),
+         "that is the 3CosMul answer (Levy & Goldberg's multiplicative objective, "
+         "cos'(d, b)·cos'(d, c) / (cos'(d, a) + ε)); this exercise asks for 3CosAdd: the "
+         "highest cosine with b̂ − â + ĉ"),
+        (analogy_reference(E, words, a, b, c, score="dot"),
+         "that is the word with the largest DOT PRODUCT; use the cosine (normalize the rows of E "
+         "first), or long vectors of frequent words win every query"),
+        (analogy_reference(E, words, a, b, c, direction=-1.0),
+         "the offset points the wrong way; for a : b :: c : ?, the target is b − a + c "
+         "(king − man + woman)"),
+        (analogy_reference(E, words, a, b, c, dim=0),
+         "you normalized the columns of E (dim=0); normalize each word's vector, the rows: "
+         "F.normalize(E, dim=-1) or E / E.norm(dim=-1, keepdim=True)"),
+        (words[int(torch.argmax(no_variant))],
+         "you also excluded words that differ from a query word only in case ('IT' is not "
+         "'it'): compare the words exactly, or better, exclude the three rows words.index(a), "
+         "words.index(b) and words.index(c)"),
+        _first_rows_slip(E, words, a, b, c),
+        (words[top[3]],
+         "you skipped the three best-scoring words, but a, b and c are not always the three "
+         "best: exclude the query words themselves (their rows, by words.index), then take the "
+         "best of the rest"),
+    ]
+
+
+def _query_word_message(E, words, a, b, c, out):
+    """What to say when the answer is one of a, b and c."""
+    role = {a: "a", b: "b", c: "c"}[out]
+    first_rows, first_rows_message = _first_rows_slip(E, words, a, b, c)
+    if out == first_rows != analogy_reference(E, words, a, b, c):
+        return f"you answered {out!r}, one of the query words ({role}): {first_rows_message}"
+    message = (f"you answered {out!r}, one of the query words ({role}): exclude all three of "
+               "a, b and c from the candidates, not only some of them (the target "
+               "b̂ − â + ĉ usually lands next to b or c, and next to a when b and c are close "
+               "to it)")
+    scores = analogy_scores(E, words, a, b, c)
+    others = torch.ones(len(words), dtype=torch.bool)
+    others[[words.index(w) for w in (a, b, c)]] = False
+    if bool((scores[others] < 0).all()):
+        message += ("; give them a score of -inf (float('-inf')): 0 is not low enough here, "
+                    "where every other word scores below 0")
+    return message
+
+
+def _raw_offset_answer(E, words, a, b, c):
+    """The answer with the offset b − a + c of the raw rows and cosine scores, which the
+    checker accepts: every case is built so that it agrees with the unit-row offset."""
+    E = torch.as_tensor(E).detach().to(torch.float64)
+    ia, ib, ic = (words.index(w) for w in (a, b, c))
+    scores = F.normalize(E, dim=-1) @ (E[ib] - E[ia] + E[ic])
+    scores[[ia, ib, ic]] = -torch.inf
     return words[int(torch.argmax(scores))]
 
 
@@ -300,7 +391,8 @@ def _random_analogy(rng, seed):
         a, b, c = words[ia], words[ib], words[ic]
         T = torch.tensor(E, dtype=torch.float32)
         if (analogy_reference(T, words, a, b, c) == words[idd]
-                and analogy_reference(T, words, a, b, c, exclude=False) in (a, b, c)):
+                and analogy_reference(T, words, a, b, c, exclude=False) in (a, b, c)
+                and _raw_offset_answer(T, words, a, b, c) == words[idd]):
             break
     E = T
     return (random_name(seed, f"{a} : {b} :: {c} : ? over {n} random words"), E, words, a, b,
@@ -340,14 +432,67 @@ def _analogy_cases(rng, seed):
         places[2] + capital, places[2] + country,
         0.5 * country + 0.3 * torch.randn(8, generator=g),
     ])
+    greek = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    E_scales = torch.tensor([  # the first dimension spans a wider range than the others:
+        [-0.2, -0.6, -0.7],    # normalizing the columns (not the rows) changes the answer
+        [-0.2, -0.7, 0.1],
+        [-0.7, -1.3, -0.7],
+        [2.1, -0.2, 1.1],
+        [-2.1, 1.1, 1.3],
+    ])
+    words5 = ["cat", "cats", "kitten", "kittens", "dog", "car"]
+    E5 = torch.tensor([  # cats and kitten close to cat: cat, cats and kitten all score above
+        [1.0, 0.0, 0.0, 0.0],    # cat              kittens, so each partial exclusion fails
+        [1.0, 0.25, 0.0, 0.0],   # cats
+        [1.0, 0.0, 0.2, 0.0],    # kitten
+        [1.0, 0.25, 0.2, 0.5],   # kittens
+        [0.3, 0.0, 0.0, 1.0],    # dog
+        [0.0, 0.0, 0.0, 1.0],    # car
+    ])
+    E_mul = torch.tensor([  # 3CosAdd and 3CosMul disagree here
+        [0.5, 1.0, -1.5, 0.7],
+        [0.6, -0.2, -0.4, 0.1],
+        [0.5, 1.4, -1.3, 0.4],
+        [-0.1, 0.5, -1.5, -2.3],
+        [-0.6, -0.2, -0.6, -0.5],
+        [-0.7, -1.3, 2.2, -1.7],
+    ])
+    words6 = ["us", "US", "it", "IT", "we", "WE", "the"]
+    E6 = torch.tensor([
+        [1.0, 0.0, 0.0, 0.0],    # us
+        [1.0, 0.0, 0.0, 0.8],    # US: the last axis says "in capitals"
+        [0.0, 1.0, 0.0, 0.0],    # it
+        [0.0, 1.0, 0.0, 0.8],    # IT
+        [0.2, 0.2, 1.0, 0.0],    # we
+        [0.2, 0.2, 1.0, 0.8],    # WE
+        [0.4, 0.4, 0.4, 0.0],    # the
+    ])
+    words7 = ["up", "upper", "down", "apple", "banana", "cherry"]
+    E7 = torch.tensor([  # every candidate points away from the target: all score below 0
+        [1.0, 0.0, 0.0],     # up
+        [1.0, 0.3, 0.0],     # upper
+        [0.6, 0.0, 0.8],     # down
+        [-1.0, -0.2, -0.3],  # apple
+        [-0.5, -1.0, -0.2],  # banana
+        [-0.3, 0.1, -1.0],   # cherry
+    ])
     return [
         ("man : king :: woman : ?", E1, words, "man", "king", "woman"),
+        ("cat : cats :: kitten : ? (cats and kitten are close to cat: cat itself scores high)",
+         E5, words5, "cat", "cats", "kitten"),
+        ("alpha : beta :: gamma : ? (a first axis of a wider range than the others)", E_scales,
+         greek[:5], "alpha", "beta", "gamma"),
         ("man : king :: woman : ? with a very long vector for 'the'", E2, words, "man",
          "king", "woman"),
         ("large : larger :: small : ? (larger is close to large)", E3, words3, "large",
          "larger", "small"),
         ("paris : france :: rome : ?", E4, words4, "paris", "france", "rome"),
         ("germany : berlin :: italy : ?", E4, words4, "germany", "berlin", "italy"),
+        ("alpha : beta :: gamma : ? (3CosAdd and 3CosMul disagree)", E_mul, greek, "alpha",
+         "beta", "gamma"),
+        ("us : US :: it : ? (words that differ only in case)", E6, words6, "us", "US", "it"),
+        ("up : upper :: down : ? (no candidate scores above 0)", E7, words7, "up", "upper",
+         "down"),
         _random_analogy(rng, seed),
         _random_analogy(rng, seed),
     ]
@@ -372,16 +517,11 @@ def check_analogy(fn, *, rng, seed) -> int:
         if out == expected:
             continue
         if out in (a, b, c):
-            fail(f"on {case}: you answered {out!r}, one of the query words: exclude a, b and c "
-                 "from the candidates (the offset b − a + c usually lands next to b or c)")
-        if out == analogy_reference(E, words, a, b, c, score="dot"):
-            fail(f"on {case}: you answered {out!r}, the word with the largest DOT PRODUCT; use "
-                 "the cosine (normalize the rows of E first), or long vectors of frequent "
-                 "words win every query")
-        if out == analogy_reference(E, words, a, b, c, direction=-1.0):
-            fail(f"on {case}: you answered {out!r}: the offset points the wrong way; for "
-                 "a : b :: c : ?, the target is b − a + c (king − man + woman)")
+            fail(f"on {case}: {_query_word_message(E, words, a, b, c, out)}")
         if out not in words:
             fail(f"on {case}: {out!r} is not one of the words")
+        for answer, message in _analogy_slips(E, words, a, b, c):
+            if out == answer != expected:
+                fail(f"on {case}: you answered {out!r}, expected {expected!r}: {message}")
         fail(f"on {case}: you answered {out!r}, expected {expected!r}")
     return len(cases)
