@@ -8,7 +8,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 import torch
-from helpers import rejects
+from helpers import recorded, rejects
 
 from minformer import checks
 from minformer.attention import (
@@ -169,24 +169,10 @@ def test_changing_an_input_in_place_is_rejected(name):
     assert "changed its input" in str(err.value)
 
 
-def _recorded(fn):
-    """Record fn's outputs on one call of a checker; replay them, in order, on the next."""
-    outputs = []
-
-    def record(*args):
-        outputs.append(fn(*args))
-        return outputs[-1]
-
-    def replay(*args):
-        return outputs.pop(0) if outputs else fn(*args)
-
-    return record, replay
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_a_hard_coded_answer_fails_and_the_seed_reproduces_it(name, capsys):
     check, answers, _ = SOLUTIONS[name]
-    record, replay = _recorded(answers[0])
+    record, replay = recorded(answers[0])
     check(record, *answers[1:], seed=1)
     with pytest.raises(checks.CheckFailed) as err:
         check(replay, *answers[1:], seed=2)

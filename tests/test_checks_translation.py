@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
-from helpers import rejects
+from helpers import recorded, rejects
 
 from minformer.checks import CheckFailed, check_clipped_precision
 from minformer.checks.translation import FIXED, _random_cases, _reference
@@ -235,11 +235,7 @@ WRONG = {  # name: (wrong answer, fragments its message must contain)
 @pytest.mark.parametrize("name", WRONG)
 def test_each_mistake_is_rejected_with_its_message_on_every_seed(name):
     wrong, fragments = WRONG[name]
-    for seed in SEEDS:
-        with pytest.raises(CheckFailed) as err:
-            check_clipped_precision(wrong, seed=seed)
-        for fragment in fragments:
-            assert fragment in str(err.value), (seed, str(err.value))
+    rejects(check_clipped_precision, wrong, *fragments, seeds=SEEDS)
 
 
 @functools.cache
@@ -283,15 +279,7 @@ def test_rejects_bad_outputs_and_changed_inputs():
 
 
 def test_a_hard_coded_answer_fails_on_the_random_cases_and_names_the_seed():
-    outputs = []
-
-    def record(*args):
-        outputs.append(solution(*args))
-        return outputs[-1]
-
-    def replay(*args):
-        return outputs.pop(0) if outputs else solution(*args)
-
+    record, replay = recorded(solution)
     check_clipped_precision(record, seed=1)
     with pytest.raises(CheckFailed) as err:
         check_clipped_precision(replay, seed=2)
