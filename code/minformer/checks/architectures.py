@@ -221,12 +221,12 @@ def _uniform(where, tokens, inputs, picked, mask_id, allowed, vocab):
     looks unchanged, so id k is seen replacing with weight (picked tokens other than k)."""
     new_at = picked & (inputs != mask_id) & (inputs != tokens)
     observed = torch.bincount(inputs[new_at], minlength=vocab)[allowed].double()
-    weight = picked.sum() - torch.bincount(tokens[picked], minlength=vocab)[allowed]
-    expected = observed.sum() * weight.double() / weight.sum()
+    freq = torch.bincount(tokens[picked], minlength=vocab)[allowed].double()  # picked per id
+    weight = picked.sum() - freq
+    expected = observed.sum() * weight / weight.sum()
     chi2 = float(((observed - expected) ** 2 / expected.clamp_min(1e-9)).sum())
     df = len(allowed) - 1
     not_uniform = chi2 > df + 10 * (2 * df) ** 0.5 + 20
-    freq = torch.bincount(tokens[picked], minlength=vocab)[allowed].double()
     if not_uniform and float(torch.corrcoef(torch.stack([observed, freq]))[0, 1]) > 0.8:
         fail(f"on {where}: the random replacements follow the batch's own token frequencies "
              f"(chi-square {chi2:.0f} on {df} degrees of freedom against a uniform draw): draw "

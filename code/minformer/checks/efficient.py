@@ -5,7 +5,8 @@ import math
 
 import torch
 
-from ..attention import online_softmax_update
+from ..attention import online_softmax_update, scaled_dot_product_attention
+from ..masks import causal_mask
 from ._core import CheckFailed, call, checker, fail, random_name
 
 
@@ -180,8 +181,7 @@ def check_online_softmax_update(fn, rng, seed):
 def _cached_reference(q, k_new, v_new, K_cache, V_cache):
     K = torch.cat([K_cache, k_new], dim=-2)  # (..., t + 1, d_k)
     V = torch.cat([V_cache, v_new], dim=-2)  # (..., t + 1, d_v)
-    A = torch.softmax(q @ K.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
-    return A @ V, K, V
+    return scaled_dot_product_attention(q, K, V), K, V
 
 
 def _cached_cases(rng, seed):
@@ -221,9 +221,8 @@ def _cached_diagnose(args, got, want, where):
     if tuple(y.shape) != tuple(want[0].shape):
         fail(f"on {where}: y has shape {tuple(y.shape)}; expected {tuple(want[0].shape)} "
              "(..., 1, d_v): one output for the one new query")
-    only_cache = torch.softmax(q @ K_cache.transpose(-2, -1) / math.sqrt(q.shape[-1]),
-                               dim=-1) @ V_cache
-    if K_cache.shape[-2] and torch.allclose(y, only_cache, atol=1e-5):
+    if K_cache.shape[-2] and torch.allclose(
+            y, scaled_dot_product_attention(q, K_cache, V_cache), atol=1e-5):
         fail(f"on {where}: y attends to the cached keys only; append the new key and value "
              "first, then attend: the newest token sees itself too")
     unscaled = torch.softmax(q @ want[1].transpose(-2, -1), dim=-1) @ want[2]
@@ -271,9 +270,8 @@ def check_cached_attention_step(fn, rng, seed):
         y, K_cache, V_cache = fn(Q[..., i:i + 1, :], K[..., i:i + 1, :], V[..., i:i + 1, :],
                                  K_cache, V_cache)
         ys.append(y)
-    causal = torch.ones(9, 9, dtype=torch.bool).tril()
-    S = (Q @ K.transpose(-2, -1) / 2.0).masked_fill(~causal, -math.inf)
-    if not torch.allclose(torch.cat(ys, dim=-2), torch.softmax(S, -1) @ V, atol=1e-5):
+    causal = scaled_dot_product_attention(Q, K, V, causal_mask(9))  # (2, 3, 9, 4)
+    if not torch.allclose(torch.cat(ys, dim=-2), causal, atol=1e-5):
         fail("nine steps in a row, each given the cache the one before returned, do not give "
              "causal self-attention over the nine tokens: return the grown cache, and use it")
     return len(cases) + 1
