@@ -37,6 +37,12 @@ def cached_step(q, k_new, v_new, K_cache, V_cache):
     return scaled_dot_product_attention(q, K, V), K, V
 
 
+def beam_step(scores, logprobs, k):
+    V = logprobs.shape[-1]
+    new_scores, flat = (scores[:, None] + logprobs).reshape(-1).topk(k)
+    return flat // V, flat % V, new_scores
+
+
 def bptt(H, W_h, g_T):
     G = [g_T]
     for t in range(H.shape[0] - 1, 0, -1):
@@ -94,6 +100,7 @@ SOLUTIONS = {
                        "online softmax update"),
     "cached_step": (checks.check_cached_attention_step, (cached_step,),
                     "attention step with a KV cache"),
+    "beam_step": (checks.check_beam_step, (beam_step,), "one step of beam search"),
 }
 NAMES = sorted(SOLUTIONS)
 

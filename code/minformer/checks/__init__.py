@@ -56,9 +56,10 @@ from .architectures import check_mask_tokens  # chapter 12
 
 __all__ += ["check_mask_tokens"]
 
+from .beam import check_beam_step  # chapter 13
 from .translation import check_clipped_precision  # chapter 13
 
-__all__ += ["check_clipped_precision"]
+__all__ += ["check_beam_step", "check_clipped_precision"]
 
 from .efficient import check_cached_attention_step, check_online_softmax_update  # chapter 14
 
