@@ -347,3 +347,57 @@ def test_search_refuses_a_zero_or_negative_max_new_tokens(tok):
         with pytest.raises(ValueError, match="max_new_tokens"):
             tr.translate(["Go."], max_new_tokens=bad)
     assert tr.search(src, max_new_tokens=1).shape[1] <= 1
+
+
+def test_oversample_long_repeats_pairs_by_english_length():
+    from minformer.train_translator import LONG_STAGE, oversample_long
+
+    pairs = [("one two", "a"), (" ".join(["w"] * 9), "b"), (" ".join(["w"] * 13), "c"),
+             (" ".join(["w"] * 25), "d")]
+    out = oversample_long(pairs, repeat=((9, 2), (13, 4), (19, 8)))
+    assert [es for _, es in out] == ["a"] + ["b"] * 2 + ["c"] * 4 + ["d"] * 8
+    assert oversample_long(pairs, repeat=()) == pairs  # nothing repeated
+    assert LONG_STAGE["repeat"] == ((9, 2), (13, 4), (19, 8))  # what the shipped log records
+    assert oversample_long(pairs) == out
+
+
+@pytest.mark.parametrize("repeat, message", [
+    (((13, 4), (9, 2)), "must rise"),
+    (((9, 0),), "times"),
+    (((0, 2),), "words"),
+    (((9,),), r"repeat\[0\] must be a \(words, times\) pair"),
+])
+def test_oversample_long_refuses_a_bad_repeat(repeat, message):
+    from minformer.train_translator import oversample_long
+
+    with pytest.raises(ValueError, match=message):
+        oversample_long([("a b", "c")], repeat=repeat)
+    with pytest.raises(TypeError, match="not a string"):
+        oversample_long("a b")
+
+
+def test_the_second_stage_refuses_a_folder_that_is_not_a_first_stage(tmp_path):
+    from minformer.train_translator import FULL, _read_stage1
+
+    with pytest.raises(ValueError, match="no train_log.json"):
+        _read_stage1(tmp_path, dict(FULL))
+    (tmp_path / "train_log.json").write_text(json.dumps({"recipe": {**FULL, "steps": 5}}))
+    with pytest.raises(ValueError, match="not a first stage of the FULL recipe"):
+        _read_stage1(tmp_path, dict(FULL))
+    (tmp_path / "train_log.json").write_text(json.dumps({"recipe": FULL, "stage2": {}}))
+    with pytest.raises(ValueError, match="not a first stage"):
+        _read_stage1(tmp_path, dict(FULL))
+
+
+def test_a_given_transformer_keeps_its_own_position_limit(tok):
+    """Training on (the second stage) takes a model; pairs longer than its positions are
+    skipped as they are for a config."""
+    long_pair = ("Go. " * 30, "Ve. " * 30)
+    cfg = TransformerConfig(vocab_size=tok.vocab_size, d_model=16, n_heads=2, d_ff=32, n_layers=1,
+                            max_len=40, dropout=0.0, pad_id=tok.pad_id, bos_id=tok.bos_id,
+                            eos_id=tok.eos_id)
+    first, _ = train_translator(cfg, tok, PAIRS, steps=2, batch_size=3, progress=False,
+                                device="cpu")
+    tr, history = train_translator(first.model, tok, PAIRS + [long_pair], steps=2, batch_size=3,
+                                   progress=False, device="cpu")
+    assert history.skipped == 1 and tr.max_source_tokens == 40

@@ -8,7 +8,8 @@
   tokens), in the ``(model, batch) -> (loss, tokens)`` form :func:`minformer.train.train` takes.
 - :func:`train_translator` trains a model on pairs and returns a
   :class:`~minformer.translator.Translator`; :func:`average_states` averages snapshots.
-- :func:`train_full` is the shipped recipe (:data:`FULL`):
+- :func:`oversample_long` repeats the longer pairs, so late target positions get more gradient.
+- :func:`train_full` is the shipped recipe (:data:`FULL`, then :data:`LONG_STAGE`):
   ``python -m minformer.train_translator --full`` reproduces ``data/checkpoints/en-es``.
 """
 
@@ -165,8 +166,9 @@ def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
     if isinstance(config, TransformerConfig):
         model = Transformer(config).to(device)
         max_source = config.max_len
-    elif isinstance(config, torch.nn.Module):
-        model, max_source = config.to(device), 1024
+    elif isinstance(config, torch.nn.Module):  # e.g. a trained Transformer, trained on
+        model = config.to(device)
+        max_source = getattr(getattr(config, "config", None), "max_len", 1024)
     else:
         raise TypeError(f"config must be a TransformerConfig or a model; got {type(config).__name__}")
     examples = encode_pairs(tokenizer, train_pairs)
@@ -227,7 +229,38 @@ FULL = dict(  # the recipe of data/checkpoints/en-es
     weight_decay=0.0, steps=6000, eval_every=500, eval_sentences=(200, 100), average_last=4,
     seed=0,
 )
+LONG_STAGE = dict(  # the second stage: the FULL model trained on, with the longer pairs repeated
+    steps=2000, lr=8e-4, warmup=200, repeat=((9, 2), (13, 4), (19, 8)), eval_every=250,
+    average_last=4,
+)
 TRAIN_SPLITS = ("train", "extra", "long_train")  # every training pair of every length
+
+
+def oversample_long(pairs: Sequence[tuple[str, str]], repeat=LONG_STAGE["repeat"]) -> list:
+    """Each (en, es) pair as many times as its English length asks: ``repeat`` is a sequence of
+    (words, times) with words rising, and a pair of at least ``words`` English words (the last
+    such entry) appears ``times`` times; shorter pairs appear once. Order is kept (copies of a
+    pair sit side by side; training shuffles)."""
+    from .metrics import word_count
+
+    if isinstance(pairs, (str, bytes)):
+        raise TypeError("pairs must be a list of (en, es) pairs, not a string")
+    repeat = tuple(repeat)
+    for n, item in enumerate(repeat):
+        if not (isinstance(item, (tuple, list)) and len(item) == 2):
+            raise ValueError(f"repeat[{n}] must be a (words, times) pair; got {item!r}")
+        validate.positive_int(item[0], f"repeat[{n}] words")
+        validate.positive_int(item[1], f"repeat[{n}] times")
+    if any(a[0] >= b[0] for a, b in zip(repeat, repeat[1:])):
+        raise ValueError(f"repeat's word counts must rise; got {[w for w, _ in repeat]}")
+    out = []
+    for pair in pairs:
+        words, times = word_count(pair[0]), 1
+        for at_least, k in repeat:
+            if words >= at_least:
+                times = k
+        out += [pair] * times
+    return out
 SCORED_SPLITS = ("valid", "long_valid", "test", "holdout", "long_test")
 
 
@@ -252,25 +285,8 @@ def validation_pairs(short: int, long: int) -> list[tuple[str, str]]:
     return out
 
 
-def train_full(out=None, steps: int | None = None, threads: int | None = None,
-               device: str | None = "cpu", progress: bool = True) -> dict:
-    """Reproduce the shipped checkpoint: BPE on every training pair (train, extra, long_train),
-    the FULL recipe in float32 (bf16 autocast is 1.6x faster on CPUs with AVX-512 BF16, but 20x
-    slower where it is emulated, as on AVX2-only CPUs), then greedy and beam-4 BLEU on
-    SCORED_SPLITS. Writes the
-    checkpoint into ``out`` (default: data/checkpoints/en-es) and returns its log.
-    steps: override FULL["steps"] (for a quick trial); device: "cpu" (default) or "cuda"."""
-    from .data import load_translation_pairs
-
-    r = dict(FULL)
-    if steps is not None:
-        r["steps"] = validate.positive_int(steps, "steps")
-    if threads is not None:
-        torch.set_num_threads(validate.positive_int(threads, "threads"))
-    device = pick_device(device)
-    out = Path(out) if out is not None else data_dir() / CHECKPOINT
-    t0 = time.perf_counter()
-    pairs = [p for split in TRAIN_SPLITS for p in load_translation_pairs(split)]
+def _stage1(r: dict, pairs, device, progress: bool):
+    """The first stage: BPE on every training pair, then the FULL recipe from scratch."""
     tokenizer = BPETokenizer.train([t for p in pairs for t in p], r["vocab_size"])
     config = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=r["d_model"],
                                n_heads=r["n_heads"], d_ff=r["d_ff"], n_layers=r["n_layers"],
@@ -283,13 +299,82 @@ def train_full(out=None, steps: int | None = None, threads: int | None = None,
         warmup=r["warmup"], batch_size=r["batch_size"], label_smoothing=r["label_smoothing"],
         weight_decay=r["weight_decay"], autocast_dtype=None, eval_every=r["eval_every"],
         eval_sentences=len(valid), average_last=r["average_last"], seed=r["seed"],
-        device=device, progress=progress, desc="full translator")
-    translator.model.cpu()
+        device=device, progress=progress, desc="full translator, stage 1")
+    return translator, history
+
+
+def _stage2(r: dict, s: dict, translator: Translator, pairs, device, progress: bool):
+    """The second stage: the stage-1 model trained on with :func:`oversample_long`'s pairs."""
+    valid = validation_pairs(*r["eval_sentences"])
+    return train_translator(
+        translator.model, translator.tokenizer, oversample_long(pairs, s["repeat"]),
+        valid_pairs=valid, steps=s["steps"], lr=s["lr"], warmup=s["warmup"],
+        batch_size=r["batch_size"], label_smoothing=r["label_smoothing"],
+        weight_decay=r["weight_decay"], autocast_dtype=None, eval_every=s["eval_every"],
+        eval_sentences=len(valid), average_last=s["average_last"], seed=r["seed"] + 1,
+        device=device, progress=progress, desc="full translator, stage 2 (long pairs repeated)")
+
+
+def _read_stage1(folder: Path, r: dict) -> Translator:
+    """A saved first stage, refused unless its log shows the FULL recipe."""
+    log_file = Path(folder) / "train_log.json"
+    if not log_file.is_file():
+        raise ValueError(f"--stage1 {folder}: no train_log.json there (is it a checkpoint folder?)")
+    log = json.loads(log_file.read_text(encoding="utf-8"))
+    if log.get("recipe") != json.loads(json.dumps(r)) or "stage2" in log:
+        raise ValueError(f"--stage1 {folder}: its log is not a first stage of the FULL recipe")
+    return Translator.load(folder, sha256=None)
+
+
+def train_full(out=None, steps: int | None = None, threads: int | None = None,
+               device: str | None = "cpu", progress: bool = True, stage1=None) -> dict:
+    """Reproduce the shipped checkpoint, in two stages, in float32 (bf16 autocast is 1.6x faster
+    on CPUs with AVX-512 BF16, but 20x slower where it is emulated, as on AVX2-only CPUs):
+
+    1. BPE on every training pair (train, extra, long_train), then the FULL recipe from scratch;
+       the result (its fp16 weights) is saved into ``out``;
+    2. that model trained on for LONG_STAGE["steps"] with the longer pairs repeated
+       (:func:`oversample_long`), at a lower learning rate, its last snapshots averaged.
+
+    Then greedy and beam-4 BLEU on SCORED_SPLITS. Writes the checkpoint into ``out`` (default:
+    data/checkpoints/en-es) and returns its log. steps: override FULL["steps"] (for a quick
+    trial); device: "cpu" (default) or "cuda"; stage1: a folder holding a saved first stage,
+    to run the second stage only."""
+    from .data import load_translation_pairs
+
+    r, s = dict(FULL), dict(LONG_STAGE)
+    if steps is not None:
+        r["steps"] = validate.positive_int(steps, "steps")
+    if threads is not None:
+        torch.set_num_threads(validate.positive_int(threads, "threads"))
+    device = pick_device(device)
+    out = Path(out) if out is not None else data_dir() / CHECKPOINT
+    t0 = time.perf_counter()
+    pairs = [p for split in TRAIN_SPLITS for p in load_translation_pairs(split)]
     log = {"recipe": r, "command": REPRODUCE, "train_splits": list(TRAIN_SPLITS),
-           "train_pairs": len(pairs), "skipped_pairs": history.skipped, "torch": torch.__version__,
-           "device": str(device), "threads": torch.get_num_threads(), "precision": "float32",
-           "parameters": sum(p.numel() for p in translator.model.parameters()),
-           "history": _history_log(history)}
+           "train_pairs": len(pairs), "torch": torch.__version__, "device": str(device),
+           "threads": torch.get_num_threads(), "precision": "float32"}
+    if stage1 is None:
+        translator, history = _stage1(r, pairs, device, progress)
+        log.update(skipped_pairs=history.skipped, history=_history_log(history),
+                   stage1_seconds=round(time.perf_counter() - t0, 1))
+        translator.model.cpu()
+        translator.save(out, log)  # the second stage starts from the fp16 weights, reloaded
+        stage1 = out
+    translator = _read_stage1(stage1, r)
+    log = json.loads((Path(stage1) / "train_log.json").read_text(encoding="utf-8"))
+    log.pop("bleu", None)
+    if "stage1_seconds" not in log:  # a first stage saved by itself: its time, scoring included
+        log["stage1_seconds"] = log.pop("total_seconds", 0)
+    log.update(threads=torch.get_num_threads(), device=str(device))
+    t1 = time.perf_counter()
+    translator.model.to(device)
+    translator, history = _stage2(r, s, translator, pairs, device, progress)
+    translator.model.cpu()
+    log["stage2"] = {"recipe": s, "train_pairs": len(oversample_long(pairs, s["repeat"])),
+                     "history": _history_log(history),
+                     "seconds": round(time.perf_counter() - t1, 1)}
+    log["parameters"] = sum(p.numel() for p in translator.model.parameters())
     translator.save(out, log)  # score the fp16 weights that ship, reloaded
     translator = Translator.load(out, sha256=None)
     scores = {}
@@ -299,7 +384,7 @@ def train_full(out=None, steps: int | None = None, threads: int | None = None,
             scores[f"{split}_beam{beam}"] = round(translator.bleu(split_pairs, beam_size=beam)[0].score, 2)
             print(f"{split} beam {beam}: BLEU {scores[f'{split}_beam{beam}']}", flush=True)
     log["bleu"] = scores
-    log["total_seconds"] = round(time.perf_counter() - t0, 1)
+    log["total_seconds"] = round(log.get("stage1_seconds", 0) + time.perf_counter() - t1, 1)
     translator.save(out, log)
     return log
 
@@ -314,11 +399,13 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, help="CPU threads for torch")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                         help="where to train (default cpu; cuda when asked and present)")
+    parser.add_argument("--stage1", type=Path,
+                        help="a folder holding a saved first stage: run the second stage only")
     args = parser.parse_args(argv)
     if not args.full:
         parser.error("only the full recipe is available: add --full")
     try:
-        log = train_full(args.out, args.steps, args.threads, args.device)
+        log = train_full(args.out, args.steps, args.threads, args.device, stage1=args.stage1)
     except ValueError as err:
         parser.error(str(err))
     print(json.dumps(log["bleu"], indent=1))
