@@ -262,7 +262,7 @@ def test_train_translator_trains_a_given_model_such_as_the_gru(tok):
 
 def test_the_shipped_checkpoint_is_listed_small_fp16_and_translates():
     from minformer.data import load_manifest
-    from minformer.train_translator import FULL
+    from minformer.train_translator import FULL, LONG_STAGE
     from minformer.translator import CHECKPOINT, FILES
     from minformer.utils import data_dir
 
@@ -284,6 +284,8 @@ def test_the_shipped_checkpoint_is_listed_small_fp16_and_translates():
             "long_test_beam4"} <= set(log["bleu"])
     assert log["train_splits"] == ["train", "extra", "long_train"]
     assert log["command"] == "python -m minformer.train_translator --full"
+    assert log["stage2"]["recipe"]["steps"] == LONG_STAGE["steps"]  # both stages ran
+    assert log["stage2"]["history"]["steps"] == LONG_STAGE["steps"]
 
 
 def test_validation_pairs_take_whole_english_groups_from_valid_and_long_valid():
