@@ -209,7 +209,7 @@ def test_a_backward_pass_reaches_every_parameter():
     (dict(vocab_size=0), "vocab_size must be a positive int"),
     (dict(d_model=10, n_heads=3), "d_model=10 is not divisible by n_heads=3"),
     (dict(dropout=1.0), "dropout must lie in"),
-    (dict(positions="rotary"), "positions must be 'sinusoidal' or 'learned'"),
+    (dict(positions="rotary"), "positions must be 'sinusoidal', 'learned' or 'rope'; got 'rotary'"),
     (dict(pad_id=23), r"pad_id=23 must be an id in the vocabulary \(0 ≤ id < 23\)"),
     (dict(eos_id=0), "pad_id, bos_id and eos_id must differ"),
     (dict(tgt_vocab_size=2), r"must be an id in the vocabulary \(0 ≤ id < 2\)"),

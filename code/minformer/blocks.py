@@ -13,6 +13,11 @@ Parameter names mirror PyTorch's ``nn.TransformerEncoderLayer`` / ``nn.Transform
 translate those two names, so the layers and stacks here can be checked against PyTorch's.
 
 Masks are bool, True = may attend (see :mod:`minformer.masks`).
+
+Every layer and stack also takes ``n_kv_heads`` (grouped-query attention: that many key/value
+heads, None for one per query head) and ``rope`` (rotary positions in self-attention; a
+decoder's cross-attention never rotates: its queries and keys come from different sequences).
+See :class:`~minformer.multihead.MultiHeadAttention`.
 """
 
 import re
@@ -100,6 +105,11 @@ class LayerCache:
             if cache is not None:
                 cache.reorder(index)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the keys and values held (self-attention and cross-attention)."""
+        return sum(c.nbytes for c in (self.self_attn, self.cross_attn) if c is not None)
+
 
 class EncoderLayer(nn.Module):
     """Self-attention then feed-forward, each wrapped in a residual connection and LayerNorm.
@@ -111,10 +121,12 @@ class EncoderLayer(nn.Module):
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1,
-                 norm_first: bool = False, activation="relu", eps: float = 1e-5):
+                 norm_first: bool = False, activation="relu", eps: float = 1e-5, *,
+                 n_kv_heads: int | None = None, rope: bool = False):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout, n_kv_heads=n_kv_heads,
+                                            rope=rope)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation)
         self.norm1, self.norm2 = LayerNorm(d_model, eps), LayerNorm(d_model, eps)
         self.dropout1, self.dropout2 = nn.Dropout(dropout), nn.Dropout(dropout)
@@ -150,11 +162,13 @@ class DecoderLayer(nn.Module):
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.1,
-                 norm_first: bool = False, activation="relu", eps: float = 1e-5):
+                 norm_first: bool = False, activation="relu", eps: float = 1e-5, *,
+                 n_kv_heads: int | None = None, rope: bool = False):
         super().__init__()
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout)
+        self.self_attn = MultiHeadAttention(d_model, n_heads, dropout, n_kv_heads=n_kv_heads,
+                                            rope=rope)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, dropout, n_kv_heads=n_kv_heads)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation)
         self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, eps) for _ in range(3))
         self.dropout1, self.dropout2, self.dropout3 = (nn.Dropout(dropout) for _ in range(3))
@@ -191,12 +205,13 @@ class DecoderLayer(nn.Module):
 
 
 def _stack(layer_cls, n_layers, d_model, n_heads, d_ff, dropout, norm_first, activation,
-           final_norm, eps):
+           final_norm, eps, n_kv_heads, rope):
     """The n_layers copies of ``layer_cls`` and the optional final LayerNorm (None if off;
     default: only for pre-norm) shared by :class:`Encoder` and :class:`Decoder`."""
     positive_int(n_layers, "n_layers")
     layers = nn.ModuleList(
-        layer_cls(d_model, n_heads, d_ff, dropout, norm_first, activation, eps)
+        layer_cls(d_model, n_heads, d_ff, dropout, norm_first, activation, eps,
+                  n_kv_heads=n_kv_heads, rope=rope)
         for _ in range(n_layers)
     )
     final_norm = norm_first if final_norm is None else final_norm
@@ -223,10 +238,12 @@ class Encoder(nn.Module):
 
     def __init__(self, n_layers: int, d_model: int, n_heads: int, d_ff: int,
                  dropout: float = 0.1, norm_first: bool = False, activation="relu",
-                 final_norm: bool | None = None, eps: float = 1e-5):
+                 final_norm: bool | None = None, eps: float = 1e-5, *,
+                 n_kv_heads: int | None = None, rope: bool = False):
         super().__init__()
         self.layers, self.norm = _stack(EncoderLayer, n_layers, d_model, n_heads, d_ff, dropout,
-                                        norm_first, activation, final_norm, eps)
+                                        norm_first, activation, final_norm, eps, n_kv_heads,
+                                        rope)
 
     def forward(self, x, mask=None, cache=None):
         """cache: None, or one :class:`LayerCache` per layer (incremental causal decoding)."""
@@ -246,10 +263,12 @@ class Decoder(nn.Module):
 
     def __init__(self, n_layers: int, d_model: int, n_heads: int, d_ff: int,
                  dropout: float = 0.1, norm_first: bool = False, activation="relu",
-                 final_norm: bool | None = None, eps: float = 1e-5):
+                 final_norm: bool | None = None, eps: float = 1e-5, *,
+                 n_kv_heads: int | None = None, rope: bool = False):
         super().__init__()
         self.layers, self.norm = _stack(DecoderLayer, n_layers, d_model, n_heads, d_ff, dropout,
-                                        norm_first, activation, final_norm, eps)
+                                        norm_first, activation, final_norm, eps, n_kv_heads,
+                                        rope)
 
     def forward(self, x, memory, mask=None, memory_mask=None, need_weights: bool = False,
                 cache=None):

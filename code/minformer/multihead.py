@@ -15,6 +15,18 @@ PyTorch stores a linear map as y = x Wᵀ + b, so in the book's notation (Q = X 
 (d_model, d_model)) W_Q = in_proj_weight[:d_model].T, W_K = in_proj_weight[d_model:2·d_model].T,
 W_V = in_proj_weight[2·d_model:].T; head i uses columns i·d_head … (i+1)·d_head - 1 of each.
 
+Two options of the fused module are the changes of recent models (chapter 14):
+
+- ``n_kv_heads`` = g < h: grouped-query attention. Only g key and value heads are projected,
+  each shared by h/g query heads (query head i uses key/value head i // (h/g)), so the KV cache
+  holds g heads instead of h. ``in_proj_weight`` is then ((h + 2g)·d_head, d_model): rows
+  [0:d_model) are W_Q, the next g·d_head rows W_K, the last g·d_head rows W_V. g = h (the
+  default) is multi-head attention with exactly the parameters above.
+- ``rope=True``: rotary positions (:func:`minformer.positional.rotary`). Each head's queries and
+  keys are rotated by their positions before the dot product, so the scores depend on the
+  offset between query and key; with a KV cache the new tokens sit at positions cache length …,
+  and the cached keys were rotated once, at their own positions.
+
 Masks are bool, True = may attend (see :mod:`minformer.masks`), broadcastable to
 (batch, heads, t_q, t_k). Padding goes in the same ``mask`` (``padding_mask(...)``,
 (batch, 1, 1, t_k)), combined with a causal mask by ``&``. There is no separate
@@ -30,6 +42,7 @@ from torch import nn
 
 from . import validate
 from .attention import _masked_softmax, check_mask, scaled_dot_product_attention, warn_empty_rows
+from .positional import rotary
 
 
 def _check_heads(d_model: int, n_heads: int) -> int:
@@ -41,6 +54,37 @@ def _check_heads(d_model: int, n_heads: int) -> int:
             f"d_head = d_model / n_heads features, which must be a whole number"
         )
     return d_model // n_heads
+
+
+def check_kv_heads(n_heads: int, n_kv_heads: int | None) -> int:
+    """The number g of key/value heads: n_heads when None, else an int ≥ 1 dividing n_heads
+    (each key/value head serves n_heads / g query heads). ValueError naming both otherwise."""
+    if n_kv_heads is None:
+        return n_heads
+    validate.integer(n_kv_heads, "n_kv_heads")
+    if n_kv_heads < 1 or n_heads % n_kv_heads:
+        raise ValueError(
+            f"n_kv_heads={n_kv_heads} must be a positive divisor of n_heads={n_heads}: each "
+            f"key/value head is shared by n_heads / n_kv_heads query heads"
+        )
+    return n_kv_heads
+
+
+def check_rope(rope, d_model: int, n_heads: int) -> bool:
+    """rope must be True or False; True needs an even d_head = d_model / n_heads (features are
+    rotated in pairs). ValueError naming the sizes otherwise."""
+    if not isinstance(rope, bool):
+        raise TypeError(f"rope must be True or False; got {rope!r}")
+    if rope and (d_model // n_heads) % 2:
+        raise ValueError(f"rotary positions rotate features in pairs, so d_head = d_model / "
+                         f"n_heads = {d_model} / {n_heads} = {d_model // n_heads} must be even")
+    return rope
+
+
+def repeat_kv(X, n_heads: int):
+    """Key or value heads (batch, g, t, d_head) → (batch, n_heads, t, d_head): head j repeated
+    n_heads / g times in a row, so that query head i meets key/value head i // (n_heads / g)."""
+    return X.repeat_interleave(n_heads // X.shape[1], dim=1)  # (batch, n_heads, t, d_head)
 
 
 def _check_inputs(x_q, x_kv, d_model: int, weight=None):
@@ -71,17 +115,26 @@ class MultiHeadAttention(nn.Module):
     (d_model → 3·d_model) projection. Cross-attention (queries from the decoder, keys and values
     from the encoder) uses the Q rows of the same matrix on ``x_q`` and its fused K, V rows on
     ``x_kv``.
+
+    n_kv_heads: g key/value heads shared by groups of n_heads / g query heads (grouped-query
+    attention; None: g = n_heads). rope: rotate queries and keys by their positions
+    (:func:`~minformer.positional.rotary`) instead of relying on positions added to the tokens.
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True):
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True,
+                 n_kv_heads: int | None = None, rope: bool = False):
         super().__init__()
         self.d_head = _check_heads(d_model, n_heads)
+        self.n_kv_heads = check_kv_heads(n_heads, n_kv_heads)
+        self.rope = check_rope(rope, d_model, n_heads)
         validate.number(dropout, "dropout", low=0.0, high=1.0, high_open=True)
         self.d_model, self.n_heads, self.dropout = d_model, n_heads, dropout
-        # rows [0:d), [d:2d), [2d:3d) are the Q, K, V projections (PyTorch's layout and names)
-        self.in_proj_weight = nn.Parameter(torch.empty(3 * d_model, d_model))
+        self.d_kv = self.n_kv_heads * self.d_head  # width of K and of V: d_model when g = h
+        # rows [0:d), [d:d+d_kv), [d+d_kv:d+2·d_kv) are the Q, K, V projections (PyTorch's
+        # layout and names; (3·d_model, d_model) without grouping)
+        self.in_proj_weight = nn.Parameter(torch.empty(d_model + 2 * self.d_kv, d_model))
         if bias:
-            self.in_proj_bias = nn.Parameter(torch.empty(3 * d_model))
+            self.in_proj_bias = nn.Parameter(torch.empty(d_model + 2 * self.d_kv))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -95,20 +148,31 @@ class MultiHeadAttention(nn.Module):
             nn.init.zeros_(self.out_proj.bias)
 
     def _project(self, x_q, x_kv, self_attention: bool):
-        """Q (batch, t_q, d_model), K and V (batch, t_k, d_model)."""
-        W, b, d = self.in_proj_weight, self.in_proj_bias, self.d_model
+        """Q (batch, t_q, d_model), K and V (batch, t_k, d_kv), d_kv = n_kv_heads·d_head."""
+        W, b, d, d_kv = self.in_proj_weight, self.in_proj_bias, self.d_model, self.d_kv
         if self_attention:  # one matmul for all three
-            qkv = F.linear(x_q, W, b)  # (batch, t, 3·d_model)
-            return qkv.split(d, dim=-1)  # 3 × (batch, t, d_model)
+            qkv = F.linear(x_q, W, b)  # (batch, t, d_model + 2·d_kv)
+            return qkv.split((d, d_kv, d_kv), dim=-1)  # (batch, t, d_model), 2 × (batch, t, d_kv)
         b_q, b_kv = (None, None) if b is None else (b[:d], b[d:])
         Q = F.linear(x_q, W[:d], b_q)  # (batch, t_q, d_model)
-        kv = F.linear(x_kv, W[d:], b_kv)  # (batch, t_k, 2·d_model)
-        K, V = kv.split(d, dim=-1)  # 2 × (batch, t_k, d_model)
+        kv = F.linear(x_kv, W[d:], b_kv)  # (batch, t_k, 2·d_kv)
+        K, V = kv.split(d_kv, dim=-1)  # 2 × (batch, t_k, d_kv)
         return Q, K, V
 
     def _split_heads(self, X):
-        B, t, _ = X.shape
-        return X.view(B, t, self.n_heads, self.d_head).transpose(1, 2)  # (batch, heads, t, d_head)
+        """(batch, t, heads·d_head) → (batch, heads, t, d_head): n_heads heads for Q,
+        n_kv_heads for K and V."""
+        B, t, width = X.shape
+        heads = width // self.d_head
+        return X.view(B, t, heads, self.d_head).transpose(1, 2)  # (batch, heads, t, d_head)
+
+    def _heads(self, x_q, x_kv, self_attention: bool, start: int = 0):
+        """Q (batch, n_heads, t_q, d_head), K and V (batch, n_kv_heads, t_k, d_head); with
+        rope, Q and K rotated as tokens at positions start, start + 1, …"""
+        Q, K, V = (self._split_heads(X) for X in self._project(x_q, x_kv, self_attention))
+        if self.rope:
+            Q, K = rotary(Q, start), rotary(K, start)  # same shapes, rotated per head
+        return Q, K, V
 
     def forward(self, x_q, x_kv=None, mask=None, need_weights: bool = False,
                 allow_empty_rows: bool = False, cache: "AttentionCache | None" = None):
@@ -139,7 +203,7 @@ class MultiHeadAttention(nn.Module):
         if mask is not None:
             check_mask(mask, (B, self.n_heads, t_q, t_k))
             warn_empty_rows(mask, self_attention, allow_empty_rows, t_q)
-        Q, K, V = (self._split_heads(X) for X in self._project(x_q, x_kv, self_attention))
+        Q, K, V = self._heads(x_q, x_kv, self_attention)
         Y, A = self._attend(Q, K, V, mask, need_weights)
         if unbatched:
             Y = Y.squeeze(0)  # (t_q, d_model)
@@ -147,27 +211,32 @@ class MultiHeadAttention(nn.Module):
         return (Y, A) if need_weights else Y
 
     def _attend(self, Q, K, V, mask, need_weights: bool):
-        """Q (batch, heads, t_q, d_head), K and V (batch, heads, t_k, d_head) → the output
+        """Q (batch, heads, t_q, d_head), K and V (batch, kv_heads, t_k, d_head) → the output
         projection of the heads' results, Y (batch, t_q, d_model), and A (batch, heads, t_q,
-        t_k) if need_weights (else None)."""
+        t_k) if need_weights (else None). Query head i reads key/value head i // (heads /
+        kv_heads)."""
         B, t_q = Q.shape[0], Q.shape[2]
         p = self.dropout if self.training else 0.0
         A = None
+        gqa = K.shape[1] != Q.shape[1]  # grouped: SDPA repeats K and V heads itself
+        options = dict(dropout_p=p, enable_gqa=True) if gqa else dict(dropout_p=p)
         if need_weights:  # the explicit path: materializes A
+            if gqa:
+                K, V = repeat_kv(K, self.n_heads), repeat_kv(V, self.n_heads)  # (b, h, t_k, d_head)
             scores = (Q / math.sqrt(self.d_head)) @ K.transpose(-2, -1)  # (batch, h, t_q, t_k)
             A = _masked_softmax(scores, mask)  # (batch, heads, t_q, t_k)
             A = F.dropout(A, p) if p > 0 else A
             Y = A @ V  # (batch, heads, t_q, d_head)
         elif mask is None:  # the fast path: PyTorch's fused kernel
-            Y = F.scaled_dot_product_attention(Q, K, V, dropout_p=p)
+            Y = F.scaled_dot_product_attention(Q, K, V, **options)
         else:  # same mask convention (True = may attend)
             has_key = mask.any(dim=-1, keepdim=True)  # (..., t_q, 1)
             if bool(has_key.all()):  # the usual case: every query sees some key
-                Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, dropout_p=p)
+                Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, **options)
             else:  # a query with no key would give NaN on some kernels (CUDA): let it attend
                 # everywhere, then zero its output
                 Y = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask | ~has_key,
-                                                   dropout_p=p)
+                                                   **options)
                 Y = Y * has_key  # (batch, heads, t_q, d_head), zero rows where nothing was visible
         Y = Y.transpose(1, 2).reshape(B, t_q, self.d_model)  # (batch, t_q, heads·d_head)
         return self.out_proj(Y), A  # (batch, t_q, d_model)
@@ -178,6 +247,9 @@ class MultiHeadAttention(nn.Module):
             raise TypeError(f"cache must be an AttentionCache; got {type(cache).__name__}")
         if cache.static and x_kv is None:
             raise ValueError("a static (cross-attention) cache needs x_kv, the encoder memory")
+        if cache.static and self.rope:
+            raise ValueError("rotary positions are for self-attention: a static (cross-attention) "
+                             "cache has no positions shared by queries and keys")
         x_kv = x_q if x_kv is None else x_kv
         _check_inputs(x_q, x_kv, self.d_model, self.in_proj_weight)
         if x_q.ndim != 3:
@@ -186,10 +258,9 @@ class MultiHeadAttention(nn.Module):
         W, b, d = self.in_proj_weight, self.in_proj_bias, self.d_model
         if cache.static and cache.K is not None:  # cross-attention, later steps: queries only
             Q = self._split_heads(F.linear(x_q, W[:d], None if b is None else b[:d]))
-        else:
-            Q, K_new, V_new = (self._split_heads(X)
-                               for X in self._project(x_q, x_kv, not cache.static))
-            cache.append(K_new, V_new)  # (batch, heads, t_k, d_head) from now on
+        else:  # the new tokens sit at positions cache.length, cache.length + 1, …
+            Q, K_new, V_new = self._heads(x_q, x_kv, not cache.static, start=cache.length)
+            cache.append(K_new, V_new)  # (batch, kv_heads, t_k, d_head) from now on
         if cache.K.shape[0] != x_q.shape[0]:
             raise ValueError(f"the cache holds {cache.K.shape[0]} sequences but x_q has "
                              f"{x_q.shape[0]}; reorder it with cache.reorder(index)")
@@ -203,7 +274,9 @@ class AttentionCache:
     """The keys and values one attention module has already computed, kept between decoding
     steps so that each step projects only its new tokens (the KV cache).
 
-    ``K``, ``V``: (batch, heads, t, d_head), None before the first call.
+    ``K``, ``V``: (batch, kv_heads, t, d_head), None before the first call (kv_heads =
+    n_kv_heads: grouped-query attention keeps fewer heads; with rotary positions the keys are
+    stored rotated, at their own positions).
     static=False (self-attention): every call appends the new tokens' keys and values.
     static=True (cross-attention): the first call projects the encoder memory once; later
     calls reuse it.
@@ -218,12 +291,17 @@ class AttentionCache:
         """t, the number of keys held."""
         return 0 if self.K is None else self.K.shape[-2]
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by K and V: 2 · batch · kv_heads · t · d_head · bytes per number."""
+        return 0 if self.K is None else self.K.nbytes + self.V.nbytes
+
     def append(self, K_new, V_new):
-        """K_new, V_new: (batch, heads, t_new, d_head), put after the keys and values held."""
+        """K_new, V_new: (batch, kv_heads, t_new, d_head), put after the keys and values held."""
         if self.K is None or self.static:
             self.K, self.V = K_new, V_new
         else:
-            self.K = torch.cat([self.K, K_new], dim=-2)  # (batch, heads, t + t_new, d_head)
+            self.K = torch.cat([self.K, K_new], dim=-2)  # (batch, kv_heads, t + t_new, d_head)
             self.V = torch.cat([self.V, V_new], dim=-2)
 
     def reorder(self, index):

@@ -14,6 +14,11 @@ All three are built from one frozen :class:`TransformerConfig` and the layers of
 
     embedding (vocab, d_model) · √d_model + positions → dropout → layers → logits
 
+With ``positions="rope"`` nothing is added to the embeddings: every self-attention rotates its
+queries and keys by their positions instead (:func:`minformer.positional.rotary`). With
+``n_kv_heads`` < ``n_heads`` every attention is grouped-query attention, and the KV cache holds
+n_kv_heads heads per layer instead of n_heads (``cache.nbytes`` gives its size).
+
 The output projection is *position-wise*: the same (d_model → vocab) map is applied to every
 position, giving (batch, t, vocab) logits, and by default its matrix is the embedding matrix
 itself (``tie_embeddings``). It is not one big layer over the flattened (t · d_model) sequence.
@@ -30,7 +35,8 @@ from torch import nn
 
 from .blocks import Decoder, Encoder, LayerCache
 from .masks import causal_mask, padding_mask
-from .positional import LearnedPositions, SinusoidalPositions
+from .multihead import check_kv_heads, check_rope
+from .positional import LearnedPositions, SinusoidalPositions, _check_input
 from .validate import integer, number, positive_int
 
 
@@ -54,10 +60,14 @@ class TransformerConfig:
     norm_first      pre-norm (True) or post-norm (False, the original paper)
     final_norm      LayerNorm after the last layer (None: only for pre-norm, as in GPT-2;
                     nn.Transformer always adds one)
-    positions       "sinusoidal" (fixed) or "learned"
+    positions       "sinusoidal" (fixed, added), "learned" (added) or "rope" (rotary: queries
+                    and keys rotated in every self-attention, nothing added; d_head even)
     pad_id, bos_id, eos_id     special token ids
     tie_embeddings  output projection = embedding matrix (Press & Wolf, 2017)
     activation      "relu" or "gelu"
+    n_kv_heads      key/value heads of every attention (grouped-query attention): a divisor
+                    of n_heads, each shared by n_heads / n_kv_heads query heads; None: n_heads
+                    (multi-head attention, the same parameters as before the option existed)
     """
 
     vocab_size: int
@@ -77,6 +87,7 @@ class TransformerConfig:
     eos_id: int = 2
     tie_embeddings: bool = True
     activation: str = "relu"
+    n_kv_heads: int | None = None
 
     def __post_init__(self):
         for name in ("vocab_size", "d_model", "n_heads", "d_ff", "n_layers", "max_len"):
@@ -88,8 +99,11 @@ class TransformerConfig:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: "
                              f"each head gets d_model / n_heads features")
         number(self.dropout, "TransformerConfig.dropout", low=0.0, high=1.0, high_open=True)
-        if self.positions not in ("sinusoidal", "learned"):
-            raise ValueError(f"positions must be 'sinusoidal' or 'learned'; got {self.positions!r}")
+        check_kv_heads(self.n_heads, self.n_kv_heads)
+        if self.positions not in ("sinusoidal", "learned", "rope"):
+            raise ValueError(f"positions must be 'sinusoidal', 'learned' or 'rope'; got "
+                             f"{self.positions!r}")
+        check_rope(self.positions == "rope", self.d_model, self.n_heads)
         if self.activation not in ("relu", "gelu"):
             raise ValueError(f"activation must be 'relu' or 'gelu'; got {self.activation!r}")
         for name in ("norm_first", "tie_embeddings"):
@@ -115,19 +129,27 @@ class TransformerConfig:
     def decoder_layers(self) -> int:
         return self.n_decoder_layers or self.n_layers
 
+    @property
+    def attention_options(self) -> dict:
+        """The attention options every layer gets: n_kv_heads and rope."""
+        return dict(n_kv_heads=self.n_kv_heads, rope=self.positions == "rope")
+
 
 class TokenEmbedding(nn.Module):
     """ids (batch, t) → E[ids] · √d_model + positions, then dropout: (batch, t, d_model).
 
     E is initialized N(0, 1/d_model), so E[ids] · √d_model has unit-variance features, the
     scale of the sinusoidal positions it is added to, and the tied logits h · Eᵀ start small.
+    With ``positions="rope"`` nothing is added (``self.positions`` is None): the attention
+    layers rotate queries and keys instead.
     """
 
     def __init__(self, vocab: int, config: TransformerConfig, positions: nn.Module | None = None):
         super().__init__()
         self.vocab, self.scale = vocab, math.sqrt(config.d_model)
+        self.max_len, self.d_model = config.max_len, config.d_model
         self.weight = nn.Parameter(torch.randn(vocab, config.d_model) / self.scale)  # E
-        if positions is None:
+        if positions is None and config.positions != "rope":
             cls = SinusoidalPositions if config.positions == "sinusoidal" else LearnedPositions
             positions = cls(config.max_len, config.d_model)
         self.positions = positions
@@ -137,7 +159,10 @@ class TokenEmbedding(nn.Module):
         """ids (batch, t) at positions start … start + t - 1 (start > 0: new tokens after a
         KV cache's)."""
         x = F.embedding(ids, self.weight) * self.scale  # (batch, t, d_model)
-        x = self.positions(x) if start == 0 else self.positions(x, start)
+        if self.positions is None:  # rotary: positions enter in attention; same length check
+            _check_input(x, self.max_len, self.d_model, start)
+        else:
+            x = self.positions(x) if start == 0 else self.positions(x, start)
         return self.dropout(x)  # (batch, t, d_model)
 
 
@@ -179,6 +204,13 @@ class KVCache:
 
     def __len__(self):
         return len(self.layers)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of every key and value held, all layers: 2 · n_layers · batch · n_kv_heads ·
+        length · d_head · bytes per number for a decoder-only model (plus the cross-attention's
+        over the source in an encoder-decoder)."""
+        return sum(layer.nbytes for layer in self.layers)
 
     @property
     def length(self) -> int:
@@ -255,7 +287,8 @@ class Transformer(nn.Module):
         shared = c.tgt_vocab_size is None
         self.tgt_embed = self.src_embed if shared else TokenEmbedding(c.tgt_vocab, c)
         common = dict(d_model=c.d_model, n_heads=c.n_heads, d_ff=c.d_ff, dropout=c.dropout,
-                      norm_first=c.norm_first, activation=c.activation, final_norm=c.final_norm)
+                      norm_first=c.norm_first, activation=c.activation, final_norm=c.final_norm,
+                      **c.attention_options)
         self.encoder = Encoder(c.n_layers, **common)
         self.decoder = Decoder(c.decoder_layers, **common)
         self.out = None if c.tie_embeddings else nn.Linear(c.d_model, c.tgt_vocab)
@@ -333,7 +366,7 @@ class _SingleStack(nn.Module):
         c = self.config = config
         self.embed = TokenEmbedding(c.vocab_size, c)
         self.layers = Encoder(c.n_layers, c.d_model, c.n_heads, c.d_ff, c.dropout,
-                              c.norm_first, c.activation, c.final_norm)
+                              c.norm_first, c.activation, c.final_norm, **c.attention_options)
         self.out = None if c.tie_embeddings else nn.Linear(c.d_model, c.vocab_size)
 
     def hidden(self, ids, cache: KVCache | None = None):

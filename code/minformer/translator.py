@@ -195,7 +195,9 @@ class Translator:
                 done[key] = (v.to(dtype) if v.is_floating_point() else v).cpu().clone()
             state[k] = done[key]
         torch.save(state, folder / "model.pt")
-        config = dict(vars(self.model.config), max_source_tokens=self.max_source_tokens)
+        config = {k: v for k, v in vars(self.model.config).items()  # options added later are
+                  if k not in _ADDED_LATER or v != _ADDED_LATER[k]}  # written only when set
+        config["max_source_tokens"] = self.max_source_tokens
         (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         self.tokenizer.save(folder / "tokenizer.json")
         (folder / "train_log.json").write_text(json.dumps(log or {}, indent=1) + "\n",
@@ -277,6 +279,10 @@ def _annotation(t) -> str:
 
 
 _CONFIG_TYPES = {f.name: _annotation(f.type) for f in dataclasses.fields(TransformerConfig)}
+# TransformerConfig fields added after checkpoints were first shipped, with their defaults: a
+# config.json without one means the default (so older checkpoints load unchanged), and save
+# writes one only when it differs from the default (so their config.json stays byte-identical).
+_ADDED_LATER = {"n_kv_heads": None}
 
 
 def _type_ok(value, annotation: str) -> bool:
@@ -294,6 +300,7 @@ def _read_config(path: Path) -> tuple[TransformerConfig, int]:
         raise CheckpointError(f"{path} is not valid JSON: {e}") from None
     if not isinstance(raw, dict):
         raise CheckpointError(f"{path} must hold a JSON object; got {type(raw).__name__}")
+    raw = {**{k: v for k, v in _ADDED_LATER.items() if k not in raw}, **raw}
     expected = set(_CONFIG_TYPES) | {"max_source_tokens"}
     unknown, missing = sorted(set(raw) - expected), sorted(expected - set(raw))
     if unknown or missing:
