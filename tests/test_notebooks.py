@@ -102,6 +102,16 @@ def test_setup_cell_first_and_uses_the_repository_url(path):
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_setup_cell_is_folded_on_the_page_with_a_summary(path):
+    """The built page opens with the lesson: the setup cell's code is folded behind a one-line
+    summary (MyST-NB's hide-input tag and code_prompt_show); JupyterLab ignores both."""
+    meta = code_cells(load(path))[0]["metadata"]
+    assert "hide-input" in meta.get("tags", []), f"{path.name}: the setup cell is not folded"
+    prompt = meta.get("mystnb", {}).get("code_prompt_show", "")
+    assert prompt.startswith("Setup:") and "Colab" in prompt, (path.name, prompt)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
 def test_exercises_follow_the_pattern(path):
     nb = load(path)
     cells = nb["cells"]
