@@ -50,7 +50,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check code tests benchmarks data/build.py chapters
 
 # The HTML book from the stored outputs; warnings are errors.
+# The page translator's weights as script files too, for a copy of the book opened from file://
+# (minformer.widget.write_script_copies; not kept in git).
 book: $(STAMP)
+	$(BIN)/python -c "from minformer.widget import write_script_copies; write_script_copies()"
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "The book: file://$(CURDIR)/_build/html/index.html"
 
@@ -96,6 +99,15 @@ DEVICE ?= cpu
 bench: $(STAMP)
 	env OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 RAYON_NUM_THREADS=1 $(BIN)/python benchmarks/suite.py \
 	  --device $(DEVICE)
+
+# The translator for the book's pages (_static/translator/: model.json, weights.bin, SHA256SUMS)
+# from the shipped checkpoint; rerun whenever data/checkpoints/en-es changes
+# (tests/test_browser_translator.py fails until then). DTYPE=int8 halves the download.
+DTYPE ?= float16
+.PHONY: export-translator
+export-translator: $(STAMP)
+	$(PINNED) $(BIN)/python -m minformer.export --dtype $(DTYPE)
+	$(PINNED) $(BIN)/python -c "from minformer.widget import write_page_fragment; write_page_fragment()"
 
 clean:
 	rm -rf _build .pytest_cache

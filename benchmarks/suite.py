@@ -232,6 +232,16 @@ def main():
             "over the repetitions, with the smallest and largest per-repetition ratio in "
             "brackets. Times are wall-clock on a machine that other jobs may share.",
             "", *machine(args.device), "", *lines, ""]
+    if args.device == "cpu":  # the page translator runs in a browser, on the CPU
+        import browser_translator
+
+        try:
+            page = browser_translator.table(browser_translator.measure())
+        except SystemExit as e:  # no Chromium on this machine
+            page = [f"The page translator was not measured: {e}"]
+        print("\n".join(page))
+        text += ["The translator of the book's pages, in JavaScript, measured in headless "
+                 "Chromium (benchmarks/browser_translator.py):", "", *page, ""]
     out.write_text("\n".join(text), encoding="utf-8")
     print(f"written to {out}")
 

@@ -14,6 +14,10 @@ whole (target × source) matrix of that layer and head.
 (its own translations, teacher-forced once more to read the weights), and :func:`save_explorer`
 writes a standalone page, for checking in a browser.
 
+A page script can add a sentence to a running explorer: ``element.mfxAdd({label, src, tgt, w})``
+with ``w`` in the payload's form (layers × heads × t × s weights in thousandths); the page
+translator of chapter 13 shows the reader's own sentence this way.
+
 For screenshots without a pointer, the page honours a URL hash such as
 ``#mfx-sentence=2&mfx-layer=1&mfx-head=avg&mfx-hover=3`` (1-based sentence, layer, head; 0-based
 target token), which every explorer on the page applies on load.
@@ -201,6 +205,13 @@ _JS = r"""
         });
       }
     }
+    root.mfxAdd = function (e) {  // one more sentence (e.g. the page translator's), shown at once
+      ex.push(e);
+      opt(sSel, ex.length - 1, ex.length + ". " + e.label);
+      sSel.value = String(ex.length - 1);
+      pinned = null;
+      render();
+    };
     sSel.addEventListener("change", function () { pinned = null; render(); });
     lSel.addEventListener("change", render);
     hSel.addEventListener("change", render);

@@ -1,0 +1,138 @@
+"""The page translator: chapter 13's translator running in the reader's browser, with no kernel.
+
+The engine is ``_static/translator/translator.js`` (the model in plain JavaScript, fed by
+:func:`minformer.export.export_for_browser`); the widget around it is ``widget.js``. This module
+writes what the book's pages need around those two files:
+
+- :func:`page_translator_html`: the widget's HTML fragment, an input box and buttons that
+  ``widget.js`` builds, around a cross-attention explorer (:mod:`minformer.explorer`) to which
+  each of the reader's translations is added;
+- :func:`write_page_fragment`: that fragment as ``_static/translator/page.html``, which the page
+  "Translate in your browser" includes, and as ``chapter.html``, which chapter 13 includes;
+- :func:`write_script_copies`: the export's weights as script files (``weights-NN.js``, base64),
+  for a copy of the book opened from ``file://``, where browsers refuse ``fetch``. ``make book``
+  writes them; they are not kept in git.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import validate
+from .explorer import attention_explorer_html
+from .utils import data_dir
+
+STATIC = data_dir().parent / "_static" / "translator"  # the book's static folder for the widget
+CHUNK = 2 * 2**20  # bytes of weights per script file
+PAGE_EXAMPLE = "The train leaves at eight, so we have to get up early."  # the explorer's first
+
+_CSS = """
+.mft{margin:1em 0}
+.mft-ui{border:1px solid var(--mfx-line,#d0d7de);border-radius:8px;padding:12px;margin-bottom:8px;
+ font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:15px}
+.mft-label{display:block;font-weight:600;margin-bottom:4px}
+.mft-input{width:100%;box-sizing:border-box;font:inherit;padding:6px;border-radius:4px;
+ border:1px solid #8c959f;background:transparent;color:inherit;resize:vertical}
+.mft-row{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:8px 0}
+.mft-row button{font:inherit;padding:4px 12px;border-radius:6px;border:1px solid #8c959f;
+ background:#f6f8fa;color:#1f2328;cursor:pointer}
+.mft-row button:disabled{opacity:.55;cursor:default}
+.mft-row button:focus-visible,.mft-input:focus-visible,.mft-row select:focus-visible{
+ outline:2px solid #f59e0b;outline-offset:1px}
+.mft-row select{font:inherit;font-size:14px}
+.mft-progress{flex:1 1 120px;min-width:80px}
+.mft-status{font-size:13px;color:#59636e;min-height:1.2em}
+.mft-status.mft-bad{color:#cf222e}
+.mft-output{font-size:17px;margin-top:6px;min-height:1.4em;font-weight:600}
+html[data-theme=dark] .mft-row button{background:#2d333b;color:#e6edf3;border-color:#545d68}
+html[data-theme=dark] .mft-status{color:#9198a1}
+html[data-theme=dark] .mft-status.mft-bad{color:#ff7b72}
+"""
+
+
+def page_translator_html(base: str, examples: Sequence[dict], size: str = "15 MB",
+                         example: str = "My brother, who lives in Madrid, is coming to visit us "
+                                        "next month.") -> str:
+    """The widget's HTML fragment: ``<div class="mft" data-base=base>`` holding its style and a
+    cross-attention explorer of ``examples`` (as :func:`~minformer.explorer.attention_explorer_html`
+    takes them), then a ``<script>`` that loads ``base + "widget.js"``, which builds the input box
+    and buttons. base: the URL of ``_static/translator/`` relative to the page (it must end in
+    ``/``); size: the download the button announces; example: the sentence typed in the box."""
+    for name, v in (("base", base), ("size", size), ("example", example)):
+        if not isinstance(v, str):
+            raise TypeError(f"{name} must be a str; got {type(v).__name__}")
+    if not base.endswith("/"):
+        raise ValueError(f"base must be a folder URL ending in '/'; got {base!r}")
+    explorer = attention_explorer_html(examples, title="Cross-attention of your sentences "
+                                                       "(the first is an example)")
+    esc = html.escape
+    return (f'<div class="mft tex2jax_ignore mathjax_ignore" data-base="{esc(base)}" '
+            f'data-size="{esc(size)}" data-example="{esc(example)}"><style>{_CSS}</style>'
+            '<noscript>The page translator needs JavaScript.</noscript>'
+            f'{explorer}</div><script src="{esc(base)}widget.js"></script>')
+
+
+def export_size(folder=None) -> str:
+    """The size of the export's weights file in ``folder`` (default: the book's static folder),
+    as the button announces it: "14.6 MB"."""
+    folder = Path(folder) if folder is not None else STATIC
+    model = json.loads((folder / "model.json").read_text(encoding="utf-8"))
+    return f"{(folder / model['weights']['file']).stat().st_size / 1e6:.1f} MB"
+
+
+PAGES = {"page.html": "_static/translator/", "chapter.html": "../_static/translator/"}
+
+
+def write_page_fragment(examples: Sequence[dict] | None = None, folder=None,
+                        size: str | None = None) -> list[Path]:
+    """Write :func:`page_translator_html` into ``folder`` (default: the book's static folder)
+    once per place the book includes it (:data:`PAGES`): ``page.html`` for a page at the book's
+    root, ``chapter.html`` for a chapter in ``chapters/``. Defaults: the explorer starts with the
+    shipped translator's beam-4 translation of :data:`PAGE_EXAMPLE`, and the button announces
+    :func:`export_size`. Returns the paths written."""
+    folder = Path(folder) if folder is not None else STATIC
+    if examples is None:
+        from .explorer import examples_from_translator
+        from .translator import Translator
+
+        examples = examples_from_translator(Translator.load(), [PAGE_EXAMPLE], beam_size=4)
+    size = export_size(folder) if size is None else size
+    paths = []
+    for name, base in PAGES.items():
+        path = folder / name
+        path.write_text(page_translator_html(base, examples, size=size) + "\n", encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def write_script_copies(folder=None) -> list[Path]:
+    """The export in ``folder`` (default: the book's static folder) as script files a page opened
+    from ``file://`` can load: ``weights-00.js`` sets ``MinformerWeights.model`` (model.json) and
+    ``.count``, and each ``weights-NN.js`` pushes one base64 chunk of the weights file, in order.
+    Returns the paths written. The engine checks the weights' sha256 after joining them."""
+    folder = Path(folder) if folder is not None else STATIC
+    model_path = folder / "model.json"
+    if not model_path.is_file():
+        raise FileNotFoundError(f"{model_path} is missing: run `make export-translator` first")
+    model = json.loads(model_path.read_text(encoding="utf-8"))
+    weights = (folder / model["weights"]["file"]).read_bytes()
+    chunks = [weights[i:i + CHUNK] for i in range(0, len(weights), CHUNK)] or [b""]
+    validate.positive_int(len(chunks), "chunks")
+    for old in folder.glob("weights-*.js"):
+        old.unlink()
+    paths = []
+    head = "var MinformerWeights = window.MinformerWeights = window.MinformerWeights || {chunks: []};\n"
+    for i, chunk in enumerate(chunks):
+        body = head
+        if i == 0:
+            body += (f"MinformerWeights.model = {json.dumps(model, separators=(',', ':'))};\n"
+                     f"MinformerWeights.count = {len(chunks)};\n")
+        body += f'MinformerWeights.chunks[{i}] = "{base64.b64encode(chunk).decode("ascii")}";\n'
+        path = folder / f"weights-{i:02d}.js"
+        path.write_text(body, encoding="ascii")
+        paths.append(path)
+    return paths
