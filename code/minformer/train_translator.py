@@ -285,7 +285,7 @@ def validation_pairs(short: int, long: int) -> list[tuple[str, str]]:
     return out
 
 
-def _stage1(r: dict, pairs, device, progress: bool):
+def _stage1(r: dict, pairs, valid, device, progress: bool):
     """The first stage: BPE on every training pair, then the FULL recipe from scratch."""
     tokenizer = BPETokenizer.train([t for p in pairs for t in p], r["vocab_size"])
     config = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=r["d_model"],
@@ -293,7 +293,6 @@ def _stage1(r: dict, pairs, device, progress: bool):
                                dropout=r["dropout"], max_len=r["max_len"], norm_first=r["norm_first"],
                                pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id,
                                eos_id=tokenizer.eos_id)
-    valid = validation_pairs(*r["eval_sentences"])
     translator, history = train_translator(
         config, tokenizer, pairs, valid_pairs=valid, steps=r["steps"], lr=r["lr"],
         warmup=r["warmup"], batch_size=r["batch_size"], label_smoothing=r["label_smoothing"],
@@ -303,11 +302,11 @@ def _stage1(r: dict, pairs, device, progress: bool):
     return translator, history
 
 
-def _stage2(r: dict, s: dict, translator: Translator, pairs, device, progress: bool):
-    """The second stage: the stage-1 model trained on with :func:`oversample_long`'s pairs."""
-    valid = validation_pairs(*r["eval_sentences"])
+def _stage2(r: dict, s: dict, translator: Translator, long_pairs, valid, device, progress: bool):
+    """The second stage: the stage-1 model trained on ``long_pairs``, the training pairs with
+    the longer ones repeated (:func:`oversample_long`)."""
     return train_translator(
-        translator.model, translator.tokenizer, oversample_long(pairs, s["repeat"]),
+        translator.model, translator.tokenizer, long_pairs,
         valid_pairs=valid, steps=s["steps"], lr=s["lr"], warmup=s["warmup"],
         batch_size=r["batch_size"], label_smoothing=r["label_smoothing"],
         weight_decay=r["weight_decay"], autocast_dtype=None, eval_every=s["eval_every"],
@@ -351,11 +350,12 @@ def train_full(out=None, steps: int | None = None, threads: int | None = None,
     out = Path(out) if out is not None else data_dir() / CHECKPOINT
     t0 = time.perf_counter()
     pairs = [p for split in TRAIN_SPLITS for p in load_translation_pairs(split)]
+    valid = validation_pairs(*r["eval_sentences"])  # what both stages score themselves on
     log = {"recipe": r, "command": REPRODUCE, "train_splits": list(TRAIN_SPLITS),
            "train_pairs": len(pairs), "torch": torch.__version__, "device": str(device),
            "threads": torch.get_num_threads(), "precision": "float32"}
     if stage1 is None:
-        translator, history = _stage1(r, pairs, device, progress)
+        translator, history = _stage1(r, pairs, valid, device, progress)
         log.update(skipped_pairs=history.skipped, history=_history_log(history),
                    stage1_seconds=round(time.perf_counter() - t0, 1))
         translator.model.cpu()
@@ -369,9 +369,10 @@ def train_full(out=None, steps: int | None = None, threads: int | None = None,
     log.update(threads=torch.get_num_threads(), device=str(device))
     t1 = time.perf_counter()
     translator.model.to(device)
-    translator, history = _stage2(r, s, translator, pairs, device, progress)
+    long_pairs = oversample_long(pairs, s["repeat"])
+    translator, history = _stage2(r, s, translator, long_pairs, valid, device, progress)
     translator.model.cpu()
-    log["stage2"] = {"recipe": s, "train_pairs": len(oversample_long(pairs, s["repeat"])),
+    log["stage2"] = {"recipe": s, "train_pairs": len(long_pairs),
                      "history": _history_log(history),
                      "seconds": round(time.perf_counter() - t1, 1)}
     log["parameters"] = sum(p.numel() for p in translator.model.parameters())

@@ -22,7 +22,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import validate
 from .explorer import attention_explorer_html
 from .utils import data_dir
 
@@ -121,7 +120,6 @@ def write_script_copies(folder=None) -> list[Path]:
     model = json.loads(model_path.read_text(encoding="utf-8"))
     weights = (folder / model["weights"]["file"]).read_bytes()
     chunks = [weights[i:i + CHUNK] for i in range(0, len(weights), CHUNK)] or [b""]
-    validate.positive_int(len(chunks), "chunks")
     for old in folder.glob("weights-*.js"):
         old.unlink()
     paths = []
