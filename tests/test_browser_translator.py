@@ -12,6 +12,7 @@ identical on 200/200 sentences here (beam-4 BLEU 49.78 both), and on all 1,659 o
 (BLEU 53.51 greedy, 55.08 beam 4, both); this file takes about 75 s of one CPU core.
 """
 
+import functools
 import hashlib
 import http.server
 import json
@@ -46,6 +47,7 @@ from minformer.metrics import corpus_bleu
 from minformer.rnn import Seq2SeqGRU
 from minformer.tokenizer import BPETokenizer
 from minformer.transformer import Transformer, TransformerConfig
+from minformer.translate import MIN_LENGTH_RATIO, MIN_LENGTH_SLACK
 from minformer.translator import CheckpointError, Translator, references_by_source
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,7 +85,7 @@ def search_ids(translator, sentence_ids, beam, max_new_tokens=None):
     return search_many(translator, [sentence_ids], beam, max_new_tokens)[0]
 
 
-def search_many(translator, ids, beam, max_new_tokens=None):
+def search_many(translator, ids, beam, max_new_tokens=None, ratio=0.0, slack=0):
     """search_ids of each sentence, run on batches of sources of one length: no padding and the
     same length limit 2 · s + 10 as alone, so the same outputs as one at a time (a sentence that
     is done only waits for the others), several times faster."""
@@ -91,7 +93,8 @@ def search_many(translator, ids, beam, max_new_tokens=None):
     out = [None] * len(ids)
     for length in sorted({len(x) for x in ids}):
         rows = [i for i, x in enumerate(ids) if len(x) == length]
-        ys = translator.search(torch.tensor([ids[i] for i in rows]), beam, 0.6, max_new_tokens)
+        ys = translator.search(torch.tensor([ids[i] for i in rows]), beam, 0.6, max_new_tokens,
+                               min_length_ratio=ratio, min_length_slack=slack)
         for i, y in zip(rows, ys.tolist()):
             cut = []
             for t in y:
@@ -132,6 +135,13 @@ ATTENTION_SENTENCES = ["Where is the train station?", "I like cats.", "He came h
 LIMITED = ["Where is the train station?", "I think we should go to the beach tomorrow morning."]
 
 
+@functools.cache
+def long_sources() -> tuple:
+    """The first 30 sentences of 13 or more words of long_test: where the minimum length acts."""
+    sources = references_by_source(load_translation_pairs("long_test"))[0]
+    return tuple([s for s in sources if len(s.split()) >= 13][:30])
+
+
 @pytest.fixture(scope="module")
 def js(translator, test_set, bpe_texts, random_ids):
     """Every answer of the JavaScript translator on the shipped export, from one Node process."""
@@ -147,6 +157,15 @@ def js(translator, test_set, bpe_texts, random_ids):
                            "attention": True},
         "greedy_limited": {"op": "translate", "sentences": LIMITED, "beam": 1, "alpha": 0.6, "max_new_tokens": 3},
         "beam_limited": {"op": "translate", "sentences": LIMITED, "beam": 4, "alpha": 0.6, "max_new_tokens": 3},
+        "greedy_min": {"op": "translate", "sentences": list(long_sources()), "beam": 1, "alpha": 0.6,
+                       "ratio": MIN_LENGTH_RATIO, "slack": MIN_LENGTH_SLACK},
+        "beam_min": {"op": "translate", "sentences": list(long_sources()), "beam": 4, "alpha": 0.6,
+                     "ratio": MIN_LENGTH_RATIO, "slack": MIN_LENGTH_SLACK},
+        "beam_min_ratio": {"op": "translate", "sentences": list(long_sources()), "beam": 4,
+                           "alpha": 0.6, "ratio": 0.85},
+        "bad_ratio": {"op": "translate", "sentences": ["Hello."], "beam": 1, "alpha": 0.6, "ratio": -1},
+        "bad_slack": {"op": "translate", "sentences": ["Hello."], "beam": 1, "alpha": 0.6, "ratio": 1,
+                      "slack": 1.5},
         "errors": {"op": "translate", "sentences": ["", "  \n\t", "word " * 300, "\ud800 lone", 42],
                    "beam": 1, "alpha": 0.6},
         "bad_beam": {"op": "translate", "sentences": ["Hello."], "beam": 0, "alpha": 0.6},
@@ -395,6 +414,25 @@ def test_the_output_length_limit_is_pythons(translator, js):
     ids = translator.encode_sources(LIMITED)
     for beam, key in ((1, "greedy_limited"), (4, "beam_limited")):
         assert [r["ids"] for r in js[key]] == search_many(translator, ids, beam, 3)
+
+
+def test_the_minimum_length_is_pythons(translator, js):
+    """The shipped command's and page's length floor (no <eos> before ⌊ρ · s⌋ - b tokens): the
+    same tokens as Translator.search with min_length_ratio and min_length_slack, greedy and beam
+    4, on long sentences where it changes outputs; and a floor with no slack."""
+    ids = translator.encode_sources(list(long_sources()))
+    for beam, key, ratio, slack in ((1, "greedy_min", MIN_LENGTH_RATIO, MIN_LENGTH_SLACK),
+                                    (4, "beam_min", MIN_LENGTH_RATIO, MIN_LENGTH_SLACK),
+                                    (4, "beam_min_ratio", 0.85, 0)):
+        python = search_many(translator, ids, beam, ratio=ratio, slack=slack)
+        assert [r["ids"] for r in js[key]] == python, key
+        plain = search_many(translator, ids, beam)
+        assert sum(a != b for a, b in zip(python, plain)) >= 3  # it does change outputs here
+        for x, y in zip(ids, python):
+            floor = max(0, int(ratio * len(x)) - slack)
+            assert len(y) - 1 >= floor or y[-1] != translator.tokenizer.eos_id
+    assert "minLengthRatio" in js["bad_ratio"][0]["error"]
+    assert "minLengthSlack" in js["bad_slack"][0]["error"]
 
 
 def test_logits_match_pytorch(translator, js):

@@ -477,3 +477,78 @@ def test_greedy_search_without_an_end_token_writes_exactly_max_len_tokens():
         assert endless[b, :n].tolist() == row[:n]
     with pytest.raises(TypeError, match="eos_id"):
         beam_search(model, src, 2, 12, BOS, None)  # beam search needs an end token
+
+
+# ----------------------------------------------------------------------------- minimum length
+
+class EagerToEnd(torch.nn.Module):
+    """A model that would end every output at once: <eos> gets +20 over its own logits."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.pad_id = PAD
+
+    def source_mask(self, src):
+        return self.inner.source_mask(src)
+
+    def encode(self, src, src_mask):
+        return self.inner.encode(src, src_mask)
+
+    def decode(self, ys, memory, src_mask):
+        logits = self.inner.decode(ys, memory, src_mask).clone()
+        logits[..., EOS] += 20.0
+        return logits
+
+
+def ended_at(ys):
+    """Tokens before the first <eos> in each row (the whole row when there is none)."""
+    return [row.index(EOS) if EOS in row else len(row) for row in ys.tolist()]
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+@pytest.mark.parametrize("ratio, slack", [(0.5, 0), (1.0, 0), (1.5, 0), (1.0, 2), (1.5, 3)])
+def test_no_output_ends_before_its_minimum_length(beam, ratio, slack):
+    model, src = EagerToEnd(transformer(0)), sources(0)
+    real = (src != PAD).sum(dim=1).tolist()
+    plain = beam_search(model, src, beam, 20, BOS, EOS, pad_id=PAD)
+    assert ended_at(plain) == [0] * len(real)  # without it, every output ends at once
+    ys = beam_search(model, src, beam, 20, BOS, EOS, pad_id=PAD, min_length_ratio=ratio,
+                     min_length_slack=slack)
+    floor = [max(0, math.floor(ratio * s) - slack) for s in real]
+    assert ended_at(ys) == floor  # and ends as soon as it may
+    if beam == 1:
+        assert torch.equal(greedy_search(model, src, 20, BOS, EOS, pad_id=PAD,
+                                         min_length_ratio=ratio, min_length_slack=slack), ys)
+
+
+@pytest.mark.parametrize("kind", MODELS)
+def test_a_zero_minimum_length_changes_nothing(kind):
+    model, src = MODELS[kind](1), sources(1)
+    assert torch.equal(greedy_search(model, src, 10, BOS, EOS, min_length_ratio=0),
+                       greedy_search(model, src, 10, BOS, EOS))
+    assert torch.equal(beam_search(model, src, 3, 10, BOS, EOS, 0.6, min_length_ratio=0.0),
+                       beam_search(model, src, 3, 10, BOS, EOS, 0.6))
+
+
+@pytest.mark.parametrize("ratio, error, message", [
+    (-0.1, ValueError, "min_length_ratio"), (4.5, ValueError, "min_length_ratio"),
+    (float("nan"), ValueError, "min_length_ratio"), ("0.8", TypeError, "min_length_ratio"),
+    (True, TypeError, "min_length_ratio")])
+def test_a_bad_minimum_length_is_refused(ratio, error, message):
+    model, src = transformer(0), sources(0)
+    for search in (lambda: greedy_search(model, src, 5, BOS, EOS, min_length_ratio=ratio),
+                   lambda: beam_search(model, src, 2, 5, BOS, EOS, min_length_ratio=ratio)):
+        with pytest.raises(error, match=message):
+            search()
+
+
+@pytest.mark.parametrize("slack, error", [(-1, ValueError), (1.5, TypeError), ("2", TypeError)])
+def test_a_bad_slack_is_refused(slack, error):
+    model, src = transformer(0), sources(0)
+    for search in (lambda: greedy_search(model, src, 5, BOS, EOS, min_length_ratio=1.0,
+                                         min_length_slack=slack),
+                   lambda: beam_search(model, src, 2, 5, BOS, EOS, min_length_ratio=1.0,
+                                       min_length_slack=slack)):
+        with pytest.raises(error, match="min_length_slack"):
+            search()

@@ -84,7 +84,9 @@ def test_stdin_lines_in_order_and_same_as_the_translator(checkpoint):
     sentences = ["I am hungry.", "Where is the train station?", "I am here."]
     proc = _run("--checkpoint", checkpoint, "--beam", 1, stdin="\n".join(sentences) + "\n")
     assert proc.returncode == 0, proc.stderr.decode()
-    expected = Translator.load(checkpoint).translate(sentences, beam_size=1)
+    expected = Translator.load(checkpoint).translate(sentences, beam_size=1,
+                                                     min_length_ratio=translate.MIN_LENGTH_RATIO,
+                                                     min_length_slack=translate.MIN_LENGTH_SLACK)
     assert proc.stdout.decode().split("\n")[:-1] == [" ".join(s.split()) for s in expected]
 
 
@@ -100,7 +102,22 @@ def test_translate_lines_chunks_and_counts(checkpoint):
     out = io.StringIO()
     sentences = [f"I am {n}." for n in range(5)]
     assert translate.translate_lines(translator, sentences, beam=1, out=out, chunk=2) == 5
-    assert out.getvalue().split("\n")[:-1] == [" ".join(s.split()) for s in translator.translate(sentences)]
+    expected = translator.translate(sentences, min_length_ratio=translate.MIN_LENGTH_RATIO,
+                                    min_length_slack=translate.MIN_LENGTH_SLACK)
+    assert out.getvalue().split("\n")[:-1] == [" ".join(s.split()) for s in expected]
+
+
+def test_the_minimum_length_is_an_option(checkpoint):
+    """--min-length-ratio reaches the search: 0 gives the plain search's output."""
+    sentence = "I am hungry."
+    translator = Translator.load(checkpoint)
+    for ratio, slack in (("0", "0"), ("1.2", "0"), ("1.5", "2")):
+        proc = _run("--checkpoint", checkpoint, "--beam", 1, "--min-length-ratio", ratio,
+                    "--min-length-slack", slack, sentence)
+        assert proc.returncode == 0, proc.stderr.decode()
+        expected = translator.translate([sentence], beam_size=1, min_length_ratio=float(ratio),
+                                        min_length_slack=int(slack))[0]
+        assert proc.stdout.decode() == " ".join(expected.split()) + "\n"
 
 
 def test_read_lines():
@@ -177,6 +194,8 @@ def test_load_translator(checkpoint, tmp_path):
 def test_parser_defaults():
     args = translate.build_parser().parse_args(["hi"])
     assert (args.beam, args.length_penalty, args.checkpoint, args.device) == (4, 0.6, None, None)
+    assert (args.min_length_ratio, args.min_length_slack) == (1.0, 3)
+    assert (translate.MIN_LENGTH_RATIO, translate.MIN_LENGTH_SLACK) == (1.0, 3)
 
 
 def test_console_script_is_declared():
@@ -215,7 +234,10 @@ def test_bad_input_in_a_subprocess(checkpoint):
 
 def test_bad_options_exit_2(checkpoint, capsys):
     for args in (["--beam", "0", "Hi."], ["--beam", "two", "Hi."], ["--length-penalty", "-1", "Hi."],
-                 ["--length-penalty", "nan", "Hi."], ["--device", "tpu", "Hi."]):
+                 ["--length-penalty", "nan", "Hi."], ["--device", "tpu", "Hi."],
+                 ["--min-length-ratio", "-0.5", "Hi."], ["--min-length-ratio", "5", "Hi."],
+                 ["--min-length-ratio", "x", "Hi."], ["--min-length-slack", "-1", "Hi."],
+                 ["--min-length-slack", "2.5", "Hi."]):
         with pytest.raises(SystemExit) as exit_info:
             translate.main(["--checkpoint", str(checkpoint), *args])
         assert exit_info.value.code == 2

@@ -89,3 +89,16 @@ def test_export_size_reads_the_weights_file_named_in_model_json(tmp_path):
     (tmp_path / "w.bin").write_bytes(b"\0" * 7_340_000)
     (tmp_path / "model.json").write_text(json.dumps({"weights": {"file": "w.bin"}}))
     assert export_size(tmp_path) == "7.3 MB"
+
+
+def test_the_page_uses_the_commands_minimum_length():
+    """widget.js passes minformer-translate's default minimum length to the engine."""
+    import re
+
+    from minformer.translate import MIN_LENGTH_RATIO, MIN_LENGTH_SLACK
+
+    source = (STATIC / "widget.js").read_text(encoding="utf-8")
+    found = re.findall(r"var MIN_LENGTH_RATIO = ([0-9.]+), MIN_LENGTH_SLACK = ([0-9]+);", source)
+    assert found and (float(found[0][0]), int(found[0][1])) == (MIN_LENGTH_RATIO, MIN_LENGTH_SLACK)
+    for name in ("MIN_LENGTH_RATIO", "MIN_LENGTH_SLACK"):  # defined, sent to the worker, in-page
+        assert source.count(name) >= 3

@@ -20,9 +20,13 @@ SENTENCE = "She said that she would call me when she arrived at the airport."
 
 @functools.cache
 def python_translation(sentence, beam):
+    """What minformer-translate writes: the shipped model, with the command's length floor."""
+    from minformer.translate import MIN_LENGTH_RATIO, MIN_LENGTH_SLACK
     from minformer.translator import Translator
 
-    return Translator.load().translate([sentence], beam_size=beam)[0]
+    return Translator.load().translate([sentence], beam_size=beam,
+                                       min_length_ratio=MIN_LENGTH_RATIO,
+                                       min_length_slack=MIN_LENGTH_SLACK)[0]
 
 
 @pytest.fixture(scope="module")

@@ -696,6 +696,7 @@
     for (var n = 0; n < maxLen; n++) {
       var A = [];
       var logits = model.step(cache, [token], [0], A); // (1, vocab)
+      if (n < ids.minLen) logits[ids.eos] = -Infinity; // too short to end yet
       token = argmax(logits, 0, model.config.vocab);
       out.push(token);
       attention.push(A[0]);
@@ -762,6 +763,9 @@
         if (!b.finished) { live.push(r); tokens.push(b.ys[b.ys.length - 1]); }
       });
       var logits = model.step(cache, tokens, live, A); // (live, vocab); A[i]: row i's cross-attention
+      if (n < ids.minLen) { // every live prefix has n tokens: too short to end yet
+        for (var i = 0; i < live.length; i++) logits[i * V + ids.eos] = -Infinity;
+      }
       var found = bestExtensions(beams, logits, live, k, V, alpha, ids.pad);
       beams = found.top.map(function (entry) {
         var r = Math.floor(entry[1] / V), token = entry[1] % V;
@@ -877,7 +881,8 @@
 
   /* Translator.translate for one sentence (Translator.search's rules): greedy when beamSize is 1,
    * else beam search with length penalty α = lengthPenalty (default 0.6); at most maxNewTokens
-   * output tokens (default 2 · s + 10, and at most max_len - 1). Returns {text, source: {ids,
+   * output tokens (default 2 · s + 10, and at most max_len - 1); no <eos> before
+   * ⌊minLengthRatio · s⌋ - minLengthSlack tokens (minLengthRatio 0, the default: no floor). Returns {text, source: {ids,
    * tokens}, output: {ids, tokens}, attention (unless attention: false), score (beam), ms}. */
   Translator.prototype.translate = function (sentence, options) {
     options = options || {};
@@ -889,6 +894,14 @@
     if (!(alpha >= 0) || !isFinite(alpha)) {
       throw new RangeError("lengthPenalty must be a finite number ≥ 0; got " + alpha);
     }
+    var ratio = options.minLengthRatio === undefined ? 0 : options.minLengthRatio;
+    if (typeof ratio !== "number" || !(ratio >= 0 && ratio <= 4)) {
+      throw new RangeError("minLengthRatio must be a number in [0, 4]; got " + ratio);
+    }
+    var slack = options.minLengthSlack === undefined ? 0 : options.minLengthSlack;
+    if (!Number.isInteger(slack) || slack < 0) {
+      throw new RangeError("minLengthSlack must be an int ≥ 0; got " + slack);
+    }
     var started = Date.now();
     var source = this.encodeSource(sentence), s = source.length;
     var maxLen = options.maxNewTokens === undefined ? 2 * s + 10 : options.maxNewTokens;
@@ -896,7 +909,8 @@
       throw new RangeError("maxNewTokens must be an int ≥ 1; got " + maxLen);
     }
     maxLen = Math.min(maxLen, this.config.max_len - 1); // the output positions end at max_len - 1
-    var tok = this.tokenizer, ids = { bos: tok.bosId, eos: tok.eosId, pad: tok.padId };
+    var tok = this.tokenizer;
+    var ids = { bos: tok.bosId, eos: tok.eosId, pad: tok.padId, minLen: ratio === 0 ? 0 : Math.max(0, Math.floor(ratio * s) - slack) };
     var memory = this.model.encode(source); // (s, d_model)
     var found = beamSize === 1 ? greedySearch(this.model, memory, s, maxLen, ids)
       : beamSearch(this.model, memory, s, beamSize, maxLen, alpha, ids);

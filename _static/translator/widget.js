@@ -15,6 +15,9 @@
 (function () {
   "use strict";
   var MAX_CHARS = 300; // the model takes at most 255 source tokens; a sentence is far shorter
+  // the length floor of minformer-translate: no translation ends before ⌊1 · s⌋ - 3 tokens
+  // (minformer.translate.MIN_LENGTH_RATIO, MIN_LENGTH_SLACK; tests/test_widget.py checks them)
+  var MIN_LENGTH_RATIO = 1.0, MIN_LENGTH_SLACK = 3;
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -108,7 +111,8 @@
     "        postMessage({type: 'ready'});",
     "      }, function (err) { postMessage({type: 'error', message: String(err && err.message || err)}); });",
     "    } else if (m.type === 'translate') {",
-    "      var out = tr.translate(m.text, {beamSize: m.beam});",
+    "      var out = tr.translate(m.text, {beamSize: m.beam, minLengthRatio: m.ratio,",
+    "                                     minLengthSlack: m.slack});",
     "      postMessage({type: 'result', id: m.id, text: out.text, src: out.source.tokens,",
     "                   tgt: out.output.tokens, attention: out.attention, ms: out.ms});",
     "    }",
@@ -160,7 +164,8 @@
     var self = this;
     if (self.local) {
       return new Promise(function (resolve) { setTimeout(resolve, 0); }).then(function () {
-        var out = self.local.translate(text, { beamSize: beam });
+        var out = self.local.translate(text, { beamSize: beam, minLengthRatio: MIN_LENGTH_RATIO,
+                                               minLengthSlack: MIN_LENGTH_SLACK });
         return { text: out.text, src: out.source.tokens, tgt: out.output.tokens,
                  attention: out.attention, ms: out.ms };
       });
@@ -168,7 +173,8 @@
     return new Promise(function (resolve, reject) {
       var id = self.next++;
       self.pending[id] = { resolve: resolve, reject: reject };
-      self.worker.postMessage({ type: "translate", id: id, text: text, beam: beam });
+      self.worker.postMessage({ type: "translate", id: id, text: text, beam: beam,
+                                ratio: MIN_LENGTH_RATIO, slack: MIN_LENGTH_SLACK });
     });
   };
 

@@ -271,6 +271,29 @@ def _src_ids(x, name):
         raise ValueError(f"{name} is empty: shape {tuple(x.shape)}")
 
 
+def _min_lengths(src, pad_id: int, ratio, slack) -> torch.Tensor | None:
+    """(batch,) the fewest tokens each output must have before it may end: ⌊ratio · s⌋ - slack
+    (at least 0) for a source of s real tokens (<eos> included); None when ratio is 0."""
+    ratio = validate.number(ratio, "min_length_ratio", low=0.0, high=4.0)
+    slack = validate.integer(slack, "min_length_slack", minimum=0)
+    if ratio == 0:
+        return None
+    lengths = (src != pad_id).sum(dim=1).tolist()  # in Python floats, as the JavaScript engine
+    return torch.tensor([max(0, math.floor(ratio * s) - slack) for s in lengths], device=src.device)
+
+
+def _forbid_early_eos(logits, min_len, t: int, eos_id) -> torch.Tensor:
+    """logits (rows, vocab) with <eos> at -inf in the rows whose output, t tokens so far, is
+    still shorter than its min_len (rows,)."""
+    if min_len is None or eos_id is None:
+        return logits
+    early = t < min_len
+    if bool(early.any()):
+        logits = logits.clone()
+        logits[early, eos_id] = float("-inf")
+    return logits
+
+
 def _next_logits(model, ys, memory, src_mask, cache):
     """(batch, vocab) logits for the token after the prefixes ys (batch, t): from the whole
     prefix, or with a cache from its last token alone."""
@@ -281,7 +304,8 @@ def _next_logits(model, ys, memory, src_mask, cache):
 
 @torch.no_grad()
 def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int | None,
-                  pad_id: int | None = None, use_cache: bool = True):
+                  pad_id: int | None = None, use_cache: bool = True, min_length_ratio: float = 0.0,
+                  min_length_slack: int = 0):
     """Batched greedy decoding: at every step each sentence takes its most likely next token.
 
     src: (batch, s) source ids, right-padded with the model's pad id. A sentence that has emitted
@@ -290,19 +314,23 @@ def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int | None,
     every row gets exactly ``max_len`` tokens, as timing runs want). pad_id defaults to the model's
     (``config.pad_id`` or ``pad_id``). Runs in eval mode and restores the model's mode.
     use_cache: feed only the newest token at each step through the model's KV cache, when it has
-    one (the same tokens; ``False``: re-read the whole prefix). Returns ids (batch, t_out)
+    one (the same tokens; ``False``: re-read the whole prefix). min_length_ratio = ρ ∈ [0, 4] and
+    min_length_slack = b ≥ 0: a sentence may not end (emit <eos>) before it has ⌊ρ · s⌋ - b
+    tokens, s the real tokens of its source (ρ = 0: no minimum). Returns ids (batch, t_out)
     without <bos>.
     """
     pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, eos_optional=True)
+    min_len = _min_lengths(src, pad_id, min_length_ratio, min_length_slack)  # (batch,) or None
     cache = model.new_cache() if _cached(model, use_cache) else None
     with evaluating(model):
         src_mask = model.source_mask(src)
         memory = model.encode(src, src_mask)
         ys = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)  # (batch, 1)
         done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
-        for _ in range(max_len):
+        for t in range(max_len):
             logits = _next_logits(model, ys, memory, src_mask, cache)  # (batch, vocab)
             _check_in_vocab(logits.shape[-1], bos_id=bos_id, eos_id=eos_id, pad_id=pad_id)
+            logits = _forbid_early_eos(logits, min_len, t, eos_id)
             nxt = logits.argmax(dim=-1).masked_fill(done, pad_id)  # finished rows only pad
             ys = torch.cat([ys, nxt[:, None]], dim=1)  # (batch, t + 1)
             if eos_id is not None:
@@ -315,7 +343,7 @@ def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int | None,
 @torch.no_grad()
 def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: int,
                 length_penalty: float = 0.0, pad_id: int | None = None, return_scores: bool = False,
-                use_cache: bool = True):
+                use_cache: bool = True, min_length_ratio: float = 0.0, min_length_slack: int = 0):
     """Batched beam search: keep the ``beam_size`` best prefixes of every sentence at each step.
 
     Score of an output y: log P(y | x) / lp(|y|), with lp = :func:`gnmt_length_penalty` at
@@ -340,9 +368,12 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
     ``length_penalty`` must be finite, ≥ 0 and small enough that lp(max_len) stays below e^44,
     so that no score overflows or loses its digits: α ≤ 48.4 at max_len = 10, ≤ 11.8 at 256 (GNMT
     uses 0.6-1). bos_id, eos_id and pad_id must lie in the model's vocabulary.
+    min_length_ratio = ρ ∈ [0, 4], min_length_slack = b ≥ 0: no prefix of a sentence may end (emit
+    <eos>) before it has ⌊ρ · s⌋ - b tokens, s the real tokens of its source (ρ = 0: no minimum).
     """
     pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, length_penalty)
     validate.positive_int(beam_size, "beam_size")
+    min_len = _min_lengths(src, pad_id, min_length_ratio, min_length_slack)  # (B,) or None
     cache = model.new_cache() if _cached(model, use_cache) else None
     alpha = float(length_penalty)
     B, k, dev = src.shape[0], beam_size, src.device
@@ -359,10 +390,12 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
         best = torch.full((B,), float("-inf"), device=dev)  # best finished score of each sentence
         best_ids = torch.full((B, max_len), pad_id, dtype=torch.long, device=dev)
         best_len = torch.zeros(B, dtype=torch.long, device=dev)
-        for _ in range(max_len):
+        min_len_k = None if min_len is None else min_len.repeat_interleave(k)  # (B·k,)
+        for t in range(max_len):
             logits = _next_logits(model, ys, memory, src_mask, cache).float()  # (B·k, V)
             V = logits.shape[-1]
             _check_in_vocab(V, bos_id=bos_id, eos_id=eos_id, pad_id=pad_id)
+            logits = _forbid_early_eos(logits, min_len_k, t, eos_id)
             step = logits.log_softmax(dim=-1).view(B, k, V)  # log P(next token | prefix)
             # a finished beam has one continuation, pad, at log-probability 0: its score stays
             stay = torch.full((V,), float("-inf"), device=dev)

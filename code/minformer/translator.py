@@ -99,11 +99,15 @@ class Translator:
         return ids
 
     def search(self, src: torch.Tensor, beam_size: int = 1, length_penalty: float = 0.6,
-               max_new_tokens: int | None = None) -> torch.Tensor:
+               max_new_tokens: int | None = None, min_length_ratio: float = 0.0,
+               min_length_slack: int = 0) -> torch.Tensor:
         """Output ids (batch, t_out) for source ids ``src`` (batch, s), right-padded, on the
         model's device: greedy when ``beam_size`` is 1, else beam search with the GNMT length
         penalty α = ``length_penalty``. At most ``max_new_tokens`` tokens (default 2 · s + 10),
-        and never more than the model's positions hold."""
+        and never more than the model's positions hold. min_length_ratio = ρ, min_length_slack =
+        b: no output may end before ⌊ρ · s⌋ - b tokens, s its source's tokens (ρ = 0, the
+        default: no minimum; the shipped translator's command and page use
+        :data:`minformer.translate.MIN_LENGTH_RATIO` and ``MIN_LENGTH_SLACK``)."""
         validate.positive_int(beam_size, "beam_size")
         if max_new_tokens is not None:
             validate.positive_int(max_new_tokens, "max_new_tokens")
@@ -112,24 +116,30 @@ class Translator:
         if hasattr(self.model, "config"):  # the output positions end at max_len - 1
             limit = min(limit, self.model.config.max_len - 1)
         if beam_size == 1:
-            return greedy_search(self.model, src, limit, tok.bos_id, tok.eos_id, tok.pad_id)
+            return greedy_search(self.model, src, limit, tok.bos_id, tok.eos_id, tok.pad_id,
+                                 min_length_ratio=min_length_ratio,
+                                 min_length_slack=min_length_slack)
         return beam_search(self.model, src, beam_size, limit, tok.bos_id, tok.eos_id,
-                           length_penalty=length_penalty, pad_id=tok.pad_id)
+                           length_penalty=length_penalty, pad_id=tok.pad_id,
+                           min_length_ratio=min_length_ratio, min_length_slack=min_length_slack)
 
     def translate(self, sentences: Sequence[str], beam_size: int = 1, length_penalty: float = 0.6,
-                  batch_size: int = 100, max_new_tokens: int | None = None) -> list[str]:
+                  batch_size: int = 100, max_new_tokens: int | None = None,
+                  min_length_ratio: float = 0.0, min_length_slack: int = 0) -> list[str]:
         """Translate each sentence with :meth:`search` (greedy when ``beam_size`` is 1, else beam
         search). Sentences are decoded ``batch_size`` at a time, sorted by length so a batch
         holds little padding; the answers come back in input order.
-        max_new_tokens: most output tokens (default: 2 × the longest source + 10)."""
+        max_new_tokens: most output tokens (default: 2 × the longest source + 10);
+        min_length_ratio, min_length_slack: the length floor ⌊ρ · s⌋ - b (see :meth:`search`)."""
         validate.positive_int(beam_size, "beam_size")
         validate.positive_int(batch_size, "batch_size")
         return self.translate_ids(self.encode_sources(sentences), beam_size, length_penalty,
-                                  batch_size, max_new_tokens)
+                                  batch_size, max_new_tokens, min_length_ratio, min_length_slack)
 
     def translate_ids(self, ids: Sequence[Sequence[int]], beam_size: int = 1,
                       length_penalty: float = 0.6, batch_size: int = 100,
-                      max_new_tokens: int | None = None) -> list[str]:
+                      max_new_tokens: int | None = None,
+                      min_length_ratio: float = 0.0, min_length_slack: int = 0) -> list[str]:
         """:meth:`translate` for sources already encoded by :meth:`encode_sources` (so a caller
         that checked them tokenizes each sentence once)."""
         validate.positive_int(beam_size, "beam_size")
@@ -139,7 +149,8 @@ class Translator:
         for start in range(0, len(order), batch_size):
             rows = order[start: start + batch_size]
             src = self.tokenizer.pad([ids[i] for i in rows])[0].to(self.device)  # (batch, s)
-            ys = self.search(src, beam_size, length_penalty, max_new_tokens)  # (batch, t_out)
+            ys = self.search(src, beam_size, length_penalty, max_new_tokens,
+                             min_length_ratio, min_length_slack)  # (batch, t_out)
             for i, row in zip(rows, ys.tolist()):
                 out[i] = self.detokenize(row)
         return out

@@ -70,6 +70,8 @@ const ops = {
       attempt(() => {
         const options = { beamSize: t.beam, lengthPenalty: t.alpha, attention: !!t.attention };
         if (t.max_new_tokens !== undefined) options.maxNewTokens = t.max_new_tokens;
+        if (t.ratio !== undefined) options.minLengthRatio = t.ratio;
+        if (t.slack !== undefined) options.minLengthSlack = t.slack;
         const out = tr.translate(x, options);
         const res = { ids: out.output.ids, text: out.text, ms: out.ms, score: out.score };
         if (t.attention) {
