@@ -13,7 +13,7 @@ def _add_pdf_entry(app, pagename, templatename, context, doctree):
             group["buttons"].append({
                 "type": "link",
                 "url": context["pathto"](PDF_NAME, 1),
-                "text": "book .pdf",
+                "text": "whole book .pdf",
                 "tooltip": "Download the whole book as a PDF",
                 "icon": "fas fa-book",
                 "label": "download-book-pdf-button",
