@@ -5,7 +5,9 @@ it when absent); websocket-client speaks the protocol."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -30,13 +32,16 @@ class Browser:
 
     def __init__(self, width: int = 1280, height: int = 900):
         self.port = _free_port()
-        self.profile = tempfile.TemporaryDirectory()
+        # Chromium's helper processes may still write to the profile for a moment after close():
+        # the folder's removal must not fail a test that passed
+        self.profile = tempfile.TemporaryDirectory(ignore_cleanup_errors=True)
         self.proc = subprocess.Popen(
             [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
              "--disable-background-networking", "--no-first-run",
              f"--remote-debugging-port={self.port}", "--remote-allow-origins=*",
              f"--user-data-dir={self.profile.name}", f"--window-size={width},{height}",
-             "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)  # its own process group: close() stops its helpers too
         deadline = time.time() + 30
         while True:
             try:
@@ -108,6 +113,9 @@ class Browser:
             self.ws.close()
         except Exception:  # noqa: BLE001
             pass
-        self.proc.kill()
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # the browser and its helper processes
+        except ProcessLookupError:
+            pass
         self.proc.wait()
         self.profile.cleanup()
