@@ -44,14 +44,23 @@ class InputError(ValueError):
     """A sentence the translator cannot take (empty, too long), or unreadable input."""
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1; got {value}")
-    return value
+def _whole_number(minimum: int):
+    """An argparse type: a whole number ≥ minimum, or an error saying so."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number ≥ {minimum}; got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a whole number ≥ {minimum}; got {value}")
+        return value
+
+    return parse
+
+
+_positive_int, _non_negative_int = _whole_number(1), _whole_number(0)
 
 
 def _non_negative_float(text: str) -> float:
@@ -61,16 +70,6 @@ def _non_negative_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number ≥ 0; got {text!r}") from None
     if not value >= 0 or value == float("inf"):  # also rejects NaN
         raise argparse.ArgumentTypeError(f"expected a finite number ≥ 0; got {text!r}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0; got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0; got {value}")
     return value
 
 
