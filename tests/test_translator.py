@@ -359,8 +359,7 @@ def test_oversample_long_repeats_pairs_by_english_length():
     out = oversample_long(pairs, repeat=((9, 2), (13, 4), (19, 8)))
     assert [es for _, es in out] == ["a"] + ["b"] * 2 + ["c"] * 4 + ["d"] * 8
     assert oversample_long(pairs, repeat=()) == pairs  # nothing repeated
-    assert LONG_STAGE["repeat"] == ((9, 2), (13, 4), (19, 8))  # what the shipped log records
-    assert oversample_long(pairs) == out
+    assert oversample_long(pairs, LONG_STAGE["repeat"]) == oversample_long(pairs)  # the default
 
 
 @pytest.mark.parametrize("repeat, message", [
@@ -376,6 +375,36 @@ def test_oversample_long_refuses_a_bad_repeat(repeat, message):
         oversample_long([("a b", "c")], repeat=repeat)
     with pytest.raises(TypeError, match="not a string"):
         oversample_long("a b")
+
+
+def test_concatenate_pairs_joins_distinct_real_pairs_deterministically():
+    from minformer.train_translator import concatenate_pairs
+
+    pairs = [(f"E{i}.", f"S{i}.") for i in range(10)]
+    out = concatenate_pairs(pairs, 200, seed=3)
+    assert len(out) == 200 and out == concatenate_pairs(pairs, 200, seed=3)
+    assert out != concatenate_pairs(pairs, 200, seed=4)
+    for en, es in out:
+        a, b = en.split(" ")
+        assert a != b  # two different pairs
+        assert es == f"S{a[1:-1]}. S{b[1:-1]}."  # each English part keeps its own translation
+    assert {en.split(" ")[0] for en, _ in out} == {en for en, _ in pairs}  # drawn from them all
+    three = concatenate_pairs(pairs, 5, seed=0, parts=3)
+    assert all(len(en.split(" ")) == 3 for en, _ in three)
+    assert concatenate_pairs(pairs, 0) == []
+
+
+@pytest.mark.parametrize("args, error, message", [
+    (("a b", 2), TypeError, "not a string"),
+    (([("a", "b")], 1), ValueError, "cannot join 2 distinct pairs out of 1"),
+    (([("a", "b"), ("c", "d")], -1), ValueError, "n"),
+    (([("a", "b"), ("c", "d")], 1, 0, 1), ValueError, "parts"),
+])
+def test_concatenate_pairs_refuses_bad_arguments(args, error, message):
+    from minformer.train_translator import concatenate_pairs
+
+    with pytest.raises(error, match=message):
+        concatenate_pairs(*args)
 
 
 def test_the_second_stage_refuses_a_folder_that_is_not_a_first_stage(tmp_path):

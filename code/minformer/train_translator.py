@@ -8,7 +8,8 @@
   tokens), in the ``(model, batch) -> (loss, tokens)`` form :func:`minformer.train.train` takes.
 - :func:`train_translator` trains a model on pairs and returns a
   :class:`~minformer.translator.Translator`; :func:`average_states` averages snapshots.
-- :func:`oversample_long` repeats the longer pairs, so late target positions get more gradient.
+- :func:`oversample_long` repeats the longer pairs, so late target positions get more gradient;
+  :func:`concatenate_pairs` makes longer pairs by joining short ones.
 - :func:`train_full` is the shipped recipe (:data:`FULL`, then :data:`LONG_STAGE`):
   ``python -m minformer.train_translator --full`` reproduces ``data/checkpoints/en-es``.
 """
@@ -230,8 +231,10 @@ FULL = dict(  # the recipe of data/checkpoints/en-es
     seed=0,
 )
 LONG_STAGE = dict(  # the second stage: the FULL model trained on, with the longer pairs repeated
-    steps=2000, lr=8e-4, warmup=200, repeat=((9, 2), (13, 4), (19, 8)), eval_every=250,
-    average_last=4,
+    # and 25,000 made-up two-sentence pairs added (chosen on valid + long_valid among 12 variants
+    # of this stage; see data/README.md)
+    steps=2000, lr=1.5e-3, warmup=200, repeat=((9, 3), (13, 8), (19, 16)), eval_every=250,
+    average_last=4, concatenated=25_000,
 )
 TRAIN_SPLITS = ("train", "extra", "long_train")  # every training pair of every length
 
@@ -261,6 +264,30 @@ def oversample_long(pairs: Sequence[tuple[str, str]], repeat=LONG_STAGE["repeat"
                 times = k
         out += [pair] * times
     return out
+
+
+def concatenate_pairs(pairs: Sequence[tuple[str, str]], n: int, seed: int = 0,
+                      parts: int = 2) -> list[tuple[str, str]]:
+    """``n`` made-up longer pairs, each ``parts`` distinct pairs of ``pairs`` drawn at random and
+    joined with a space on both sides: ("I'm cold.", "Tengo frío.") + ("Close the door.",
+    "Cierra la puerta.") -> ("I'm cold. Close the door.", "Tengo frío. Cierra la puerta.").
+    Every sentence of a made-up pair is a real translation, so the model sees long targets whose
+    every word is right. Deterministic for a seed; n = 0 gives []."""
+    if isinstance(pairs, (str, bytes)):
+        raise TypeError("pairs must be a list of (en, es) pairs, not a string")
+    validate.integer(n, "n", minimum=0)
+    validate.integer(parts, "parts", minimum=2)
+    pairs = list(pairs)
+    if n and len(pairs) < parts:
+        raise ValueError(f"cannot join {parts} distinct pairs out of {len(pairs)}")
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        picked = [pairs[i] for i in rng.sample(range(len(pairs)), parts)]
+        out.append((" ".join(p[0] for p in picked), " ".join(p[1] for p in picked)))
+    return out
+
+
 SCORED_SPLITS = ("valid", "long_valid", "test", "holdout", "long_test")
 
 
@@ -333,7 +360,8 @@ def train_full(out=None, steps: int | None = None, threads: int | None = None,
     1. BPE on every training pair (train, extra, long_train), then the FULL recipe from scratch;
        the result (its fp16 weights) is saved into ``out``;
     2. that model trained on for LONG_STAGE["steps"] with the longer pairs repeated
-       (:func:`oversample_long`), at a lower learning rate, its last snapshots averaged.
+       (:func:`oversample_long`) and made-up two-sentence pairs added (:func:`concatenate_pairs`),
+       at a lower learning rate, its last snapshots averaged if that scores better.
 
     Then greedy and beam-4 BLEU on SCORED_SPLITS. Writes the checkpoint into ``out`` (default:
     data/checkpoints/en-es) and returns its log. steps: override FULL["steps"] (for a quick
@@ -370,6 +398,7 @@ def train_full(out=None, steps: int | None = None, threads: int | None = None,
     t1 = time.perf_counter()
     translator.model.to(device)
     long_pairs = oversample_long(pairs, s["repeat"])
+    long_pairs += concatenate_pairs(pairs, s["concatenated"], seed=r["seed"])
     translator, history = _stage2(r, s, translator, long_pairs, valid, device, progress)
     translator.model.cpu()
     log["stage2"] = {"recipe": s, "train_pairs": len(long_pairs),
