@@ -38,7 +38,8 @@ def measure(repeats: int = 5) -> dict:
                     ignore=shutil.ignore_patterns("weights-*.js"))
     (site / "index.html").write_text(
         "<!DOCTYPE html><html><head><meta charset='utf-8'><link rel='icon' href='data:,'>"
-        "</head><body>" + (STATIC / "page.html").read_text(encoding="utf-8") + "</body></html>",
+        "</head><body>" + (STATIC / "widget.html").read_text(encoding="utf-8")
+        + '<script src="_static/translator/widget.js"></script>' + "</body></html>",
         encoding="utf-8")
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):

@@ -6,38 +6,44 @@ import json
 
 import pytest
 
-from minformer.widget import STATIC, page_translator_html, write_page_fragment, write_script_copies
+from minformer.widget import FRAGMENT, STATIC, page_translator_html, write_page_fragment, write_script_copies
 
 EXAMPLE = [{"source": ["I", " am", "<eos>"], "target": ["Soy", "<eos>"],
             "weights": [[[[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]]]], "label": "I am"}]
 
 
-def test_the_fragment_holds_the_explorer_the_box_settings_and_the_script():
-    out = page_translator_html("../_static/translator/", EXAMPLE, size="7 MB",
-                               example='He said "<b>hi</b>" & left.')
-    assert out.startswith('<div class="mft')
-    assert 'data-base="../_static/translator/"' in out and 'data-size="7 MB"' in out
-    assert '<script src="../_static/translator/widget.js"></script>' in out
+def test_the_fragment_holds_the_explorer_and_the_box_settings_but_no_script():
+    out = page_translator_html(EXAMPLE, size="7 MB", example='He said "<b>hi</b>" & left.')
+    assert out.startswith('<div class="mft') and 'data-size="7 MB"' in out
+    assert "widget.js" not in out and "data-base" not in out  # each page loads widget.js itself
     assert 'class="mfx' in out  # the explorer the reader's sentences are added to
     assert "<b>hi</b>" not in out and "&lt;b&gt;hi&lt;/b&gt;" in out  # escaped, never markup
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
-    (dict(base="../_static/translator"), ValueError, "ending in '/'"),
-    (dict(base=3), TypeError, "base must be a str"),
-    (dict(base="x/", size=7), TypeError, "size must be a str"),
+    (dict(size=7), TypeError, "size must be a str"),
+    (dict(example=None), TypeError, "example must be a str"),
 ])
 def test_the_fragment_refuses_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):
         page_translator_html(examples=EXAMPLE, **kwargs)
 
 
-def test_the_fragments_are_written_for_the_book_root_and_for_a_chapter(tmp_path):
-    paths = write_page_fragment(EXAMPLE, tmp_path, size="7 MB")
-    assert [p.name for p in paths] == ["page.html", "chapter.html"]
-    for path, base in zip(paths, ("_static/translator/", "../_static/translator/")):
-        assert path.read_text(encoding="utf-8") == page_translator_html(
-            base, EXAMPLE, size="7 MB") + "\n"
+def test_one_fragment_is_written_and_both_pages_include_it(tmp_path):
+    path = write_page_fragment(EXAMPLE, tmp_path, size="7 MB")
+    assert path == tmp_path / FRAGMENT
+    assert path.read_text(encoding="utf-8") == page_translator_html(EXAMPLE, size="7 MB") + "\n"
+    root = STATIC.parents[1]
+    for page, up in (("translate.md", ""), ("chapters/text/13_training_a_translator.md", "../")):
+        text = (root / page).read_text(encoding="utf-8")
+        assert f":file: {up}_static/translator/{FRAGMENT}" in text, page
+        assert f'<script src="{up}_static/translator/widget.js"></script>' in text, page
+
+
+def test_widget_js_finds_its_folder_from_its_own_url():
+    source = (STATIC / "widget.js").read_text(encoding="utf-8")
+    assert "document.currentScript" in source
+    assert 'root.getAttribute("data-base") || HERE' in source
 
 
 def test_script_copies_rebuild_the_weights_byte_for_byte(tmp_path, monkeypatch):
@@ -71,16 +77,15 @@ def test_script_copies_need_an_export(tmp_path):
         write_script_copies(tmp_path)
 
 
-def test_the_committed_fragments_are_the_ones_the_shipped_translator_makes():
-    """_static/translator/page.html and chapter.html: regenerate with `make export-translator`."""
+def test_the_committed_fragment_is_the_one_the_shipped_translator_makes():
+    """_static/translator/widget.html: regenerate with `make export-translator`."""
     from minformer.explorer import examples_from_translator
     from minformer.translator import Translator
-    from minformer.widget import PAGE_EXAMPLE, PAGES, export_size
+    from minformer.widget import PAGE_EXAMPLE, export_size
 
     examples = examples_from_translator(Translator.load(), [PAGE_EXAMPLE], beam_size=4)
-    for name, base in PAGES.items():
-        want = page_translator_html(base, examples, size=export_size()) + "\n"
-        assert (STATIC / name).read_text(encoding="utf-8") == want, name
+    want = page_translator_html(examples, size=export_size()) + "\n"
+    assert (STATIC / FRAGMENT).read_text(encoding="utf-8") == want
 
 
 def test_export_size_reads_the_weights_file_named_in_model_json(tmp_path):

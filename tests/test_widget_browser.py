@@ -1,7 +1,8 @@
 """The page translator in a real browser (headless Chromium), as a reader uses it: press Load,
 type a sentence, press Translate, read the Spanish and the explorer, with no console error; from
 a web server and from a file:// copy, at desktop and phone width. The page under test is the
-book's own fragment (_static/translator/page.html) around the book's own scripts."""
+book's own fragment (_static/translator/widget.html) and the book's own scripts, loaded as
+the book's pages load them."""
 
 import functools
 import http.server
@@ -36,12 +37,15 @@ def site(tmp_path_factory):
     static = root / "_static" / "translator"
     shutil.copytree(STATIC, static, ignore=shutil.ignore_patterns("weights-*.js"))
     write_script_copies(static)
-    fragment = (STATIC / "page.html").read_text(encoding="utf-8")
-    (root / "index.html").write_text(
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
-        "content='width=device-width, initial-scale=1'><link rel='icon' href='data:,'>"
-        "<title>translator</title></head><body>"
-        + fragment + "</body></html>", encoding="utf-8")
+    fragment = (STATIC / "widget.html").read_text(encoding="utf-8")
+    (root / "chapters").mkdir()
+    for page, up in (("index.html", ""), ("chapters/index.html", "../")):  # as the book's pages
+        (root / page).write_text(
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><meta name='viewport' "
+            "content='width=device-width, initial-scale=1'><link rel='icon' href='data:,'>"
+            "<title>translator</title></head><body>" + fragment
+            + f"<script src='{up}_static/translator/widget.js'></script></body></html>",
+            encoding="utf-8")
     return root
 
 
@@ -96,10 +100,12 @@ def test_the_widget_translates_from_a_web_server_like_python(server, width):
     assert browser.errors == []
 
 
-def test_the_widget_works_from_a_file_copy_of_the_book(site):
+def test_the_widget_works_from_a_file_copy_of_the_book_in_a_chapter_folder(site):
+    """The page one folder down, as chapter 13 is: widget.js finds the engine and the weights
+    beside itself, wherever the page that loads it sits."""
     browser = Browser()
     try:
-        got = use_the_widget(browser, (site / "index.html").as_uri(), beam="1")
+        got = use_the_widget(browser, (site / "chapters" / "index.html").as_uri(), beam="1")
     finally:
         browser.close()
     assert got["output"] == python_translation(SENTENCE, 1), got

@@ -1,6 +1,6 @@
 /* widget.js: the page translator of the book (chapter 13 and the page "Translate in your browser").
  *
- * It fills every <div class="mft" data-base="…/_static/translator/"> on the page: the reader types
+ * It fills every <div class="mft"> on the page (minformer.widget writes it): the reader types
  * English, presses Translate, and reads the Spanish, with the cross-attention of their own sentence
  * added to the explorer that sits inside the div (minformer.explorer; element.mfxAdd). Nothing is
  * downloaded until the reader presses "Load the translator": then translator.js (the model in plain
@@ -18,6 +18,10 @@
   // the length floor of minformer-translate: no translation ends before ⌊1 · s⌋ - 3 tokens
   // (minformer.translate.MIN_LENGTH_RATIO, MIN_LENGTH_SLACK; tests/test_widget.py checks them)
   var MIN_LENGTH_RATIO = 1.0, MIN_LENGTH_SLACK = 3;
+  // The folder this script was loaded from (…/_static/translator/): the engine and the weights
+  // sit beside it, so a page at any depth only has to load this script with the right path.
+  var HERE = ((document.currentScript && document.currentScript.src) || "")
+    .replace(/[^\/]*$/, "") || "_static/translator/";
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -201,7 +205,7 @@
   // ------------------------------------------------------------------ the widget
   function setup(root) {
     root.setAttribute("data-mft-ready", "1");
-    var base = root.getAttribute("data-base") || "_static/translator/";
+    var base = root.getAttribute("data-base") || HERE; // data-base: another folder, if ever needed
     var uid = "mft-" + Math.random().toString(36).slice(2, 8);
     var ui = el("div", "mft-ui");
     var label = el("label", "mft-label", "English sentence");

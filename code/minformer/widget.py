@@ -7,8 +7,10 @@ writes what the book's pages need around those two files:
 - :func:`page_translator_html`: the widget's HTML fragment, an input box and buttons that
   ``widget.js`` builds, around a cross-attention explorer (:mod:`minformer.explorer`) to which
   each of the reader's translations is added;
-- :func:`write_page_fragment`: that fragment as ``_static/translator/page.html``, which the page
-  "Translate in your browser" includes, and as ``chapter.html``, which chapter 13 includes;
+- :func:`write_page_fragment`: that fragment as ``_static/translator/widget.html``, which both the
+  page "Translate in your browser" and chapter 13 include. Each page then loads ``widget.js`` with
+  its own ``<script>`` tag, and the script finds the folder it came from (and so the engine and
+  the weights beside it) from its own URL, so one fragment serves pages at any depth;
 - :func:`write_script_copies`: the export's weights as script files (``weights-NN.js``, base64),
   for a copy of the book opened from ``file://``, where browsers refuse ``fetch``. ``make book``
   writes them; they are not kept in git.
@@ -53,26 +55,23 @@ html[data-theme=dark] .mft-status.mft-bad{color:#ff7b72}
 """
 
 
-def page_translator_html(base: str, examples: Sequence[dict], size: str = "15 MB",
+def page_translator_html(examples: Sequence[dict], size: str = "15 MB",
                          example: str = "My brother, who lives in Madrid, is coming to visit us "
                                         "next month.") -> str:
-    """The widget's HTML fragment: ``<div class="mft" data-base=base>`` holding its style and a
-    cross-attention explorer of ``examples`` (as :func:`~minformer.explorer.attention_explorer_html`
-    takes them), then a ``<script>`` that loads ``base + "widget.js"``, which builds the input box
-    and buttons. base: the URL of ``_static/translator/`` relative to the page (it must end in
-    ``/``); size: the download the button announces; example: the sentence typed in the box."""
-    for name, v in (("base", base), ("size", size), ("example", example)):
+    """The widget's HTML fragment: ``<div class="mft">`` holding its style and a cross-attention
+    explorer of ``examples`` (as :func:`~minformer.explorer.attention_explorer_html` takes them).
+    ``widget.js``, which a page loads after the fragment, builds the input box and buttons in it.
+    size: the download the button announces; example: the sentence typed in the box."""
+    for name, v in (("size", size), ("example", example)):
         if not isinstance(v, str):
             raise TypeError(f"{name} must be a str; got {type(v).__name__}")
-    if not base.endswith("/"):
-        raise ValueError(f"base must be a folder URL ending in '/'; got {base!r}")
     explorer = attention_explorer_html(examples, title="Cross-attention of your sentences "
                                                        "(the first is an example)")
     esc = html.escape
-    return (f'<div class="mft tex2jax_ignore mathjax_ignore" data-base="{esc(base)}" '
-            f'data-size="{esc(size)}" data-example="{esc(example)}"><style>{_CSS}</style>'
+    return (f'<div class="mft tex2jax_ignore mathjax_ignore" data-size="{esc(size)}" '
+            f'data-example="{esc(example)}"><style>{_CSS}</style>'
             '<noscript>The page translator needs JavaScript.</noscript>'
-            f'{explorer}</div><script src="{esc(base)}widget.js"></script>')
+            f'{explorer}</div>')
 
 
 def export_size(folder=None) -> str:
@@ -83,16 +82,15 @@ def export_size(folder=None) -> str:
     return f"{(folder / model['weights']['file']).stat().st_size / 1e6:.1f} MB"
 
 
-PAGES = {"page.html": "_static/translator/", "chapter.html": "../_static/translator/"}
+FRAGMENT = "widget.html"  # the file the book's pages include
 
 
 def write_page_fragment(examples: Sequence[dict] | None = None, folder=None,
-                        size: str | None = None) -> list[Path]:
-    """Write :func:`page_translator_html` into ``folder`` (default: the book's static folder)
-    once per place the book includes it (:data:`PAGES`): ``page.html`` for a page at the book's
-    root, ``chapter.html`` for a chapter in ``chapters/``. Defaults: the explorer starts with the
-    shipped translator's beam-4 translation of :data:`PAGE_EXAMPLE`, and the button announces
-    :func:`export_size`. Returns the paths written."""
+                        size: str | None = None) -> Path:
+    """Write :func:`page_translator_html` into ``folder`` (default: the book's static folder) as
+    :data:`FRAGMENT`, and return its path. Defaults: the explorer starts with the shipped
+    translator's beam-4 translation of :data:`PAGE_EXAMPLE`, and the button announces
+    :func:`export_size`."""
     folder = Path(folder) if folder is not None else STATIC
     if examples is None:
         from .explorer import examples_from_translator
@@ -100,12 +98,9 @@ def write_page_fragment(examples: Sequence[dict] | None = None, folder=None,
 
         examples = examples_from_translator(Translator.load(), [PAGE_EXAMPLE], beam_size=4)
     size = export_size(folder) if size is None else size
-    paths = []
-    for name, base in PAGES.items():
-        path = folder / name
-        path.write_text(page_translator_html(base, examples, size=size) + "\n", encoding="utf-8")
-        paths.append(path)
-    return paths
+    path = folder / FRAGMENT
+    path.write_text(page_translator_html(examples, size=size) + "\n", encoding="utf-8")
+    return path
 
 
 def write_script_copies(folder=None) -> list[Path]:
