@@ -1,5 +1,5 @@
 """The shipped translator as two ONNX graphs, to measure onnxruntime-web against the book's own
-JavaScript engine (benchmarks/onnx_runtime_web.mjs; the numbers are in results.md).
+JavaScript engine (benchmarks/onnx_runtime_web.mjs; the numbers are in onnx_runtime_web.md).
 
     pip install onnx onnxscript onnxruntime        # not in requirements.txt: a one-off measure
     python benchmarks/onnx_export.py OUT_FOLDER
@@ -178,11 +178,13 @@ def main(out: Path) -> None:
         ck, cv = enc_ort(x)
         got = step_ort(torch.tensor([[c.bos_id]]), torch.tensor([0]), torch.zeros(L, 1, H, 0, dh),
                        torch.zeros(L, 1, H, 0, dh), ck, cv)[0][0]
-    print(f"largest logit difference, package vs onnxruntime: {float((ref - got).abs().max()):.2e}")
+    diff = float((ref - got).abs().max())
+    print(f"largest logit difference, package vs onnxruntime: {diff:.2e}")
     print(f"same greedy tokens: {same} of {len(sentences)}")
     for f in ("encoder.onnx", "step.onnx"):
         print(f"{f}: {(out / f).stat().st_size / 1e6:.2f} MB")
     assert same == len(sentences)
+    assert diff < 1e-4
 
 
 if __name__ == "__main__":

@@ -33,11 +33,15 @@ function median(xs) {
 const tr = await T.load(new URL("../_static/translator/", import.meta.url).pathname);
 const enc = await ort.InferenceSession.create(`${onnxDir}/encoder.onnx`, { executionProviders: ["wasm"] });
 const step = await ort.InferenceSession.create(`${onnxDir}/step.onnx`, { executionProviders: ["wasm"] });
-const BOS = 1, EOS = 2;
+const { bosId: BOS, eosId: EOS, padId: PAD } = tr.tokenizer;
+
+async function encodeSource(srcIds) { // (s,) ids → cross_k, cross_v (L, 1, H, s, d_head)
+  const src = new ort.Tensor("int64", BigInt64Array.from(srcIds.map(BigInt)), [1, srcIds.length]);
+  return enc.run({ src });
+}
 
 async function ortGreedy(srcIds, maxNew) {
-  const src = new ort.Tensor("int64", BigInt64Array.from(srcIds.map(BigInt)), [1, srcIds.length]);
-  const { cross_k, cross_v } = await enc.run({ src });
+  const { cross_k, cross_v } = await encodeSource(srcIds);
   const [L, , H, , dh] = cross_k.dims;
   let pastK = new ort.Tensor("float32", new Float32Array(0), [L, 1, H, 0, dh]);
   let pastV = pastK;
@@ -63,8 +67,7 @@ async function ortGreedy(srcIds, maxNew) {
 }
 
 async function ortStepBatch4(srcIds, t) { // one decoder step for 4 beams after t tokens
-  const src = new ort.Tensor("int64", BigInt64Array.from(srcIds.map(BigInt)), [1, srcIds.length]);
-  const { cross_k, cross_v } = await enc.run({ src });
+  const { cross_k, cross_v } = await encodeSource(srcIds);
   const [L, , H, s, dh] = cross_k.dims;
   const rep = (x) => { // (L, 1, H, s, dh) → (L, 4, H, s, dh)
     const per = H * s * dh, y = new Float32Array(L * 4 * per);
@@ -93,7 +96,7 @@ for (const sentence of SENTENCES) {
   const srcIds = tr.tokenizer.encode(sentence, { addEos: true });
   const mine = tr.translate(sentence, { beamSize: 1, attention: false });
   const theirs = await ortGreedy(srcIds, 255);
-  const ours = mine.output.ids.filter((i) => i !== BOS && i !== EOS && i !== 0);
+  const ours = mine.output.ids.filter((i) => i !== BOS && i !== EOS && i !== PAD);
   const agree = JSON.stringify(ours) === JSON.stringify(theirs);
   same += agree;
   const tOurs = [], tOrt = [], tBeam = [];

@@ -231,8 +231,8 @@ FULL = dict(  # the recipe of data/checkpoints/en-es
     seed=0,
 )
 LONG_STAGE = dict(  # the second stage: the FULL model trained on, with the longer pairs repeated
-    # and 25,000 made-up two-sentence pairs added (chosen on valid + long_valid among 12 variants
-    # of this stage; see data/README.md)
+    # and 25,000 made-up two-sentence pairs added (chosen on valid + long_valid among eleven
+    # variants of this stage; see data/README.md)
     steps=2000, lr=1.5e-3, warmup=200, repeat=((9, 3), (13, 8), (19, 16)), eval_every=250,
     average_last=4, concatenated=25_000,
 )
