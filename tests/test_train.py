@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minformer.train import History, sequence_loss, train, warmup_inverse_sqrt
+from minformer.train import History, sequence_loss, train, warmup_inverse_sqrt, warmup_linear_decay
 
 
 def test_sequence_loss_ignores_padding_and_smooths_labels():
@@ -52,6 +52,39 @@ def test_warmup_then_inverse_square_root():
         warmup_inverse_sqrt(0, 2.5)
     with pytest.raises(ValueError, match="warmup must be an int ≥ 0; got -1"):
         warmup_inverse_sqrt(0, -1)
+
+
+def test_warmup_then_linear_decay_to_zero():
+    w, n = 100, 1000
+    f = [warmup_linear_decay(s, w, n) for s in range(n + 5)]
+    assert f[0] == pytest.approx(1 / w) and f[w - 1] == pytest.approx(1.0) and max(f) == 1.0
+    assert all(a < b for a, b in zip(f[:w - 1], f[1:w]))  # rises
+    assert all(a > b for a, b in zip(f[w:n], f[w + 1:n + 1]))  # then falls, in a straight line
+    assert all(b - a == pytest.approx(-1 / (n - w)) for a, b in zip(f[w:n], f[w + 1:n]))
+    assert f[(w + n) // 2] == pytest.approx(0.5)  # halfway down at the middle of the decay
+    assert f[n - 1] == pytest.approx(1 / (n - w)) and f[n] == 0.0 and f[n + 4] == 0.0
+    assert warmup_linear_decay(0, 0, 10) == 1.0  # no warmup: starts at the peak
+    with pytest.raises(ValueError, match="warmup=10 must be smaller than steps=10"):
+        warmup_linear_decay(0, 10, 10)
+    with pytest.raises(ValueError, match="steps must be a positive int"):
+        warmup_linear_decay(0, 0, 0)
+    with pytest.raises(TypeError, match="warmup must be an int; got 2.5"):
+        warmup_linear_decay(0, 2.5, 10)
+
+
+def test_train_follows_the_linear_schedule_and_refuses_it_without_steps():
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    hist = train(model, _regression(), _mse, opt, steps=50, warmup=10, schedule="linear",
+                 progress=False)
+    assert hist.lrs == pytest.approx([0.1 * warmup_linear_decay(s, 10, 50) for s in range(50)])
+    assert hist.lrs[-1] == pytest.approx(0.1 / 40) and opt.param_groups[0]["lr"] == 0.1
+    with pytest.raises(ValueError, match='schedule="linear" decays to zero at the last step'):
+        train(model, _regression(), _mse, opt, max_seconds=1.0, schedule="linear")
+    with pytest.raises(ValueError, match="warmup=50 must be smaller than steps=50"):
+        train(model, _regression(), _mse, opt, steps=50, warmup=50, schedule="linear")
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        train(model, _regression(), _mse, opt, steps=5, schedule="cosine")
 
 
 def _regression(n=256, seed=0):

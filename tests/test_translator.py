@@ -262,7 +262,7 @@ def test_train_translator_trains_a_given_model_such_as_the_gru(tok):
 
 def test_the_shipped_checkpoint_is_listed_small_fp16_and_translates():
     from minformer.data import load_manifest
-    from minformer.train_translator import FULL, LONG_STAGE
+    from minformer.train_translator import FULL
     from minformer.translator import CHECKPOINT, FILES
     from minformer.utils import data_dir
 
@@ -284,8 +284,9 @@ def test_the_shipped_checkpoint_is_listed_small_fp16_and_translates():
             "long_test_beam4"} <= set(log["bleu"])
     assert log["train_splits"] == ["train", "extra", "long_train"]
     assert log["command"] == "python -m minformer.train_translator --full"
-    assert log["stage2"]["recipe"]["steps"] == LONG_STAGE["steps"]  # both stages ran
-    assert log["stage2"]["history"]["steps"] == LONG_STAGE["steps"]
+    assert log["recipe"] == json.loads(json.dumps(FULL))  # the recipe in the package made it
+    assert log["history"]["steps"] == FULL["steps"]
+    assert c.dropout == FULL["dropout"]
 
 
 def test_validation_pairs_take_whole_english_groups_from_valid_and_long_valid():
@@ -352,14 +353,14 @@ def test_search_refuses_a_zero_or_negative_max_new_tokens(tok):
 
 
 def test_oversample_long_repeats_pairs_by_english_length():
-    from minformer.train_translator import LONG_STAGE, oversample_long
+    from minformer.train_translator import FULL, oversample_long
 
     pairs = [("one two", "a"), (" ".join(["w"] * 9), "b"), (" ".join(["w"] * 13), "c"),
              (" ".join(["w"] * 25), "d")]
     out = oversample_long(pairs, repeat=((9, 2), (13, 4), (19, 8)))
     assert [es for _, es in out] == ["a"] + ["b"] * 2 + ["c"] * 4 + ["d"] * 8
     assert oversample_long(pairs, repeat=()) == pairs  # nothing repeated
-    assert oversample_long(pairs, LONG_STAGE["repeat"]) == oversample_long(pairs)  # the default
+    assert oversample_long(pairs, FULL["repeat"]) == oversample_long(pairs)  # the default
 
 
 @pytest.mark.parametrize("repeat, message", [
@@ -407,21 +408,40 @@ def test_concatenate_pairs_refuses_bad_arguments(args, error, message):
         concatenate_pairs(*args)
 
 
-def test_the_second_stage_refuses_a_folder_that_is_not_a_first_stage(tmp_path):
-    from minformer.train_translator import FULL, _read_stage1
+def test_training_mix_repeats_long_pairs_then_adds_made_up_ones():
+    from minformer.train_translator import FULL, concatenate_pairs, oversample_long, training_mix
 
-    with pytest.raises(ValueError, match="no train_log.json"):
-        _read_stage1(tmp_path, dict(FULL))
-    (tmp_path / "train_log.json").write_text(json.dumps({"recipe": {**FULL, "steps": 5}}))
-    with pytest.raises(ValueError, match="not a first stage of the FULL recipe"):
-        _read_stage1(tmp_path, dict(FULL))
-    (tmp_path / "train_log.json").write_text(json.dumps({"recipe": FULL, "stage2": {}}))
-    with pytest.raises(ValueError, match="not a first stage"):
-        _read_stage1(tmp_path, dict(FULL))
+    pairs = [(f"E{i}.", f"S{i}.") for i in range(20)] + [(" ".join(["w"] * 19), "long")]
+    recipe = {**FULL, "concatenated": 7}
+    mix = training_mix(pairs, recipe)
+    assert mix == oversample_long(pairs, FULL["repeat"]) + concatenate_pairs(pairs, 7, FULL["seed"])
+    assert mix.count(pairs[-1]) == dict(FULL["repeat"])[19] and len(mix) == 20 + 16 + 7
+
+
+def test_train_full_writes_a_checkpoint_that_loads_and_logs_its_recipe(tmp_path, monkeypatch):
+    """The shipped recipe end to end on a few pairs per split (the real run takes hours)."""
+    import minformer.data as data
+    from minformer import train_translator as T
+
+    real = data.load_translation_pairs
+    monkeypatch.setattr(data, "load_translation_pairs", lambda split: real(split)[:40])
+    monkeypatch.setitem(T.FULL, "vocab_size", 300)
+    monkeypatch.setitem(T.FULL, "concatenated", 10)
+    monkeypatch.setitem(T.FULL, "eval_every", 2)
+    log = T.train_full(tmp_path / "ck", steps=4, threads=1, progress=False)
+    assert log["recipe"]["steps"] == 4 and log["recipe"]["schedule"] == "linear"
+    assert log["history"]["steps"] == 4 and log["source_pairs"] == 120
+    pairs = [p for split in T.TRAIN_SPLITS for p in data.load_translation_pairs(split)]
+    assert log["train_pairs"] == len(T.training_mix(pairs, log["recipe"]))
+    assert set(log["bleu"]) == {f"{s}_beam{b}" for s in T.SCORED_SPLITS for b in (1, 4)}
+    tr = Translator.load(tmp_path / "ck", sha256=None)
+    assert tr.model.config.dropout == T.FULL["dropout"] and tr.tokenizer.vocab_size == 300
+    saved = json.loads((tmp_path / "ck" / "train_log.json").read_text(encoding="utf-8"))
+    assert saved["bleu"] == log["bleu"] and saved["total_seconds"] >= saved["train_seconds"]
 
 
 def test_a_given_transformer_keeps_its_own_position_limit(tok):
-    """Training on (the second stage) takes a model; pairs longer than its positions are
+    """Training a given model on (as in fine-tuning): pairs longer than its positions are
     skipped as they are for a config."""
     long_pair = ("Go. " * 30, "Ve. " * 30)
     cfg = TransformerConfig(vocab_size=tok.vocab_size, d_model=16, n_heads=2, d_ff=32, n_layers=1,

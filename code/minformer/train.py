@@ -4,6 +4,8 @@
   label-smoothed.
 - :func:`warmup_inverse_sqrt` — the learning-rate multiplier of "Attention Is All You Need":
   linear warmup, then decay as 1/√step.
+- :func:`warmup_linear_decay` — linear warmup, then a straight line down to zero at the last
+  step: for a run whose length is fixed in advance (the shipped translator's recipe).
 - :func:`train` — a function, not a framework: draws batches, computes the loss you give it,
   steps the optimizer under the schedule, clips gradients, shows tqdm progress, calls an
   evaluation callback, stops after ``steps`` or ``max_seconds``, and returns a
@@ -58,6 +60,24 @@ def warmup_inverse_sqrt(step: int, warmup: int) -> float:
     if warmup == 0:
         return 1.0
     return min(n / warmup, math.sqrt(warmup / n))
+
+
+def warmup_linear_decay(step: int, warmup: int, steps: int) -> float:
+    """Learning-rate multiplier at optimizer step ``step`` (0-based) of a ``steps``-step run:
+    rises linearly to 1 over ``warmup`` steps, then falls linearly, reaching 1 / (steps - warmup)
+    at the last step and 0 after it. Unlike 1/√step it spends the whole budget: the last steps
+    take small, averaging-like updates. warmup = 0: no warmup. Needs 0 ≤ warmup < steps.
+    """
+    integer(warmup, "warmup", minimum=0)
+    positive_int(steps, "steps")
+    if warmup >= steps:
+        raise ValueError(f"warmup={warmup} must be smaller than steps={steps} to leave room "
+                         f"for the decay")
+    up = min(1.0, (step + 1) / warmup) if warmup else 1.0
+    return min(up, max(0.0, (steps - step) / (steps - warmup)))
+
+
+SCHEDULES = ("inverse_sqrt", "linear")
 
 
 @dataclass
@@ -115,6 +135,7 @@ def train(
     steps: int | None = None,
     max_seconds: float | None = None,
     warmup: int = 0,
+    schedule: str = "inverse_sqrt",
     clip: float | None = 1.0,
     eval_fn: Callable | None = None,
     eval_every: int = 0,
@@ -130,6 +151,8 @@ def train(
     loss_fn     ``(model, batch) -> loss`` or ``-> (loss, n_tokens)``; n_tokens feeds tokens/s
     optimizer   its learning rate is the peak; the schedule multiplies it by
                 :func:`warmup_inverse_sqrt` (``warmup`` = 0: constant)
+    schedule    "inverse_sqrt" (the default, above) or "linear": :func:`warmup_linear_decay`
+                over ``steps``, which it then needs
     clip        max global gradient norm (None: no clipping)
     eval_fn     ``model -> float``, called every ``eval_every`` steps and at the end, in eval
                 mode under no_grad (then back to training mode); its time does not count
@@ -147,6 +170,12 @@ def train(
     if clip is not None:
         number(clip, "clip", low=0.0, low_open=True)
     integer(warmup, "warmup", minimum=0)
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}")
+    if schedule == "linear":
+        if steps is None:
+            raise ValueError('schedule="linear" decays to zero at the last step: give steps=...')
+        warmup_linear_decay(0, warmup, steps)  # checks warmup < steps
     integer(eval_every, "eval_every", minimum=0)  # 0: only at the end
     if eval_every and eval_fn is None:
         raise ValueError("eval_every needs an eval_fn")
@@ -172,7 +201,8 @@ def train(
     bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=1.0)
     start = time.perf_counter()
     for batch in _batches(data):
-        factor = warmup_inverse_sqrt(history.steps, warmup)
+        factor = (warmup_linear_decay(history.steps, warmup, steps) if schedule == "linear"
+                  else warmup_inverse_sqrt(history.steps, warmup))
         for group, lr in zip(optimizer.param_groups, base_lrs):
             group["lr"] = lr * factor
         with cast:

@@ -10,8 +10,9 @@
   :class:`~minformer.translator.Translator`; :func:`average_states` averages snapshots.
 - :func:`oversample_long` repeats the longer pairs, so late target positions get more gradient;
   :func:`concatenate_pairs` makes longer pairs by joining short ones.
-- :func:`train_full` is the shipped recipe (:data:`FULL`, then :data:`LONG_STAGE`):
-  ``python -m minformer.train_translator --full`` reproduces ``data/checkpoints/en-es``.
+- :func:`training_mix` is what the shipped recipe trains on, and :func:`train_full` the recipe
+  itself (:data:`FULL`): ``python -m minformer.train_translator --full`` reproduces
+  ``data/checkpoints/en-es``.
 """
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ def average_states(states: Sequence[dict]) -> dict:
 
 def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
                      valid_pairs=None, steps: int | None = None, max_seconds: float | None = None,
-                     lr: float = 3e-3, warmup: int = 400, batch_size: int = 128,
+                     lr: float = 3e-3, warmup: int = 400, schedule: str = "inverse_sqrt",
+                     batch_size: int = 128,
                      label_smoothing: float = 0.1, weight_decay: float = 0.0,
                      autocast_dtype: torch.dtype | None = None, eval_every: int = 0,
                      eval_sentences: int = 500, average_last: int = 0, seed: int = 0,
@@ -134,10 +136,11 @@ def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
     config: a :class:`TransformerConfig` (a new :class:`Transformer` is built after seeding), or a
     model with the encode/decode interface (e.g. chapter 9's ``Seq2SeqGRU``), trained as it is.
 
-    Adam(W) at peak ``lr`` with linear warmup over ``warmup`` steps then inverse-square-root decay,
-    gradient clipping at 1, label smoothing, batches re-bucketed every epoch. With valid_pairs and
-    eval_every, the greedy BLEU of the first ``eval_sentences`` English sentences of valid_pairs is
-    recorded in history.evals (its time not counted as training time). average_last = k > 1:
+    Adam(W) at peak ``lr`` with linear warmup over ``warmup`` steps then inverse-square-root decay
+    (schedule="linear": linear decay to zero at ``steps``), gradient clipping at 1, label
+    smoothing, batches re-bucketed every epoch. With valid_pairs and eval_every, the greedy BLEU
+    of the first ``eval_sentences`` English sentences of valid_pairs is recorded in
+    history.evals (its time not counted as training time). average_last = k > 1:
     the returned weights are the mean of the last k evaluated snapshots (checkpoint averaging).
     eval_every and average_last are ints ≥ 0 (0: no evaluation but the last; no averaging).
     The config's (or the model's) pad, bos and eos ids and vocabulary size must be the
@@ -203,7 +206,8 @@ def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
     extra = {"weight_decay": weight_decay} if weight_decay else {}
     optimizer = opt_cls(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9, **extra)
     history = train(model, data, translation_loss(label_smoothing, tokenizer.pad_id), optimizer,
-                    steps=steps, max_seconds=max_seconds, warmup=warmup, eval_fn=eval_fn,
+                    steps=steps, max_seconds=max_seconds, warmup=warmup, schedule=schedule,
+                    eval_fn=eval_fn,
                     eval_every=eval_every, autocast_dtype=autocast_dtype, progress=progress,
                     desc=desc)
     history.skipped = skipped
@@ -224,22 +228,18 @@ def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
 
 # ---------------------------------------------------------------- the shipped checkpoint
 
-FULL = dict(  # the recipe of data/checkpoints/en-es
-    vocab_size=7000, d_model=256, n_heads=4, d_ff=1024, n_layers=3, dropout=0.1, max_len=256,
-    norm_first=True, lr=2e-3, warmup=1000, batch_size=128, label_smoothing=0.1,
-    weight_decay=0.0, steps=6000, eval_every=500, eval_sentences=(200, 100), average_last=4,
-    seed=0,
-)
-LONG_STAGE = dict(  # the second stage: the FULL model trained on, with the longer pairs repeated
-    # and 25,000 made-up two-sentence pairs added (chosen on valid + long_valid among eleven
-    # variants of this stage; see data/README.md)
-    steps=2000, lr=1.5e-3, warmup=200, repeat=((9, 3), (13, 8), (19, 16)), eval_every=250,
-    average_last=4, concatenated=25_000,
+FULL = dict(  # the recipe of data/checkpoints/en-es: one run from scratch, chosen on valid +
+    # long_valid among from-scratch variants that fit 150 minutes of one CPU thread (data/README.md)
+    vocab_size=7000, d_model=256, n_heads=4, d_ff=1024, n_layers=3, dropout=0.0, max_len=256,
+    norm_first=True, lr=2e-3, warmup=1000, schedule="linear", batch_size=128,
+    label_smoothing=0.1, weight_decay=0.0, steps=6000, eval_every=500,
+    eval_sentences=(200, 100), average_last=4, repeat=((9, 3), (13, 8), (19, 16)),
+    concatenated=25_000, seed=2,
 )
 TRAIN_SPLITS = ("train", "extra", "long_train")  # every training pair of every length
 
 
-def oversample_long(pairs: Sequence[tuple[str, str]], repeat=LONG_STAGE["repeat"]) -> list:
+def oversample_long(pairs: Sequence[tuple[str, str]], repeat=FULL["repeat"]) -> list:
     """Each (en, es) pair as many times as its English length asks: ``repeat`` is a sequence of
     (words, times) with words rising, and a pair of at least ``words`` English words (the last
     such entry) appears ``times`` times; shorter pairs appear once. Order is kept (copies of a
@@ -312,8 +312,42 @@ def validation_pairs(short: int, long: int) -> list[tuple[str, str]]:
     return out
 
 
-def _stage1(r: dict, pairs, valid, device, progress: bool):
-    """The first stage: BPE on every training pair, then the FULL recipe from scratch."""
+def training_mix(pairs: Sequence[tuple[str, str]], recipe: dict = FULL) -> list:
+    """What the shipped recipe trains on: ``pairs`` with the longer ones repeated
+    (:func:`oversample_long` with ``recipe["repeat"]``), then ``recipe["concatenated"]`` made-up
+    two-sentence pairs (:func:`concatenate_pairs`, seeded with ``recipe["seed"]``)."""
+    return (oversample_long(pairs, recipe["repeat"])
+            + concatenate_pairs(pairs, recipe["concatenated"], seed=recipe["seed"]))
+
+
+def train_full(out=None, steps: int | None = None, threads: int | None = None,
+               device: str | None = "cpu", progress: bool = True) -> dict:
+    """Reproduce the shipped checkpoint from scratch, in float32 (bf16 autocast is 1.6x faster
+    on CPUs with AVX-512 BF16, but 20x slower where it is emulated, as on AVX2-only CPUs):
+
+    1. BPE on every training pair (TRAIN_SPLITS: train, extra, long_train);
+    2. the FULL recipe on :func:`training_mix` of those pairs: ``FULL["steps"]`` steps, peak
+       learning rate after a linear warmup, then a straight line down to zero; the last
+       snapshots averaged if that scores better on the validation sentences;
+    3. greedy and beam-4 BLEU on SCORED_SPLITS, with the float16 weights that ship.
+
+    Writes the checkpoint into ``out`` (default: data/checkpoints/en-es) and returns its log.
+    steps: override FULL["steps"] (for a quick trial; the decay then ends there); device: "cpu"
+    (default) or "cuda"."""
+    from .data import load_translation_pairs
+
+    r = dict(FULL)
+    if steps is not None:
+        r["steps"] = validate.positive_int(steps, "steps")
+        r["warmup"] = min(r["warmup"], r["steps"] // 2)  # a quick trial still decays
+    if threads is not None:
+        torch.set_num_threads(validate.positive_int(threads, "threads"))
+    device = pick_device(device)
+    out = Path(out) if out is not None else data_dir() / CHECKPOINT
+    t0 = time.perf_counter()
+    pairs = [p for split in TRAIN_SPLITS for p in load_translation_pairs(split)]
+    mix = training_mix(pairs, r)
+    valid = validation_pairs(*r["eval_sentences"])  # what training scores itself on
     tokenizer = BPETokenizer.train([t for p in pairs for t in p], r["vocab_size"])
     config = TransformerConfig(vocab_size=tokenizer.vocab_size, d_model=r["d_model"],
                                n_heads=r["n_heads"], d_ff=r["d_ff"], n_layers=r["n_layers"],
@@ -321,100 +355,29 @@ def _stage1(r: dict, pairs, valid, device, progress: bool):
                                pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id,
                                eos_id=tokenizer.eos_id)
     translator, history = train_translator(
-        config, tokenizer, pairs, valid_pairs=valid, steps=r["steps"], lr=r["lr"],
-        warmup=r["warmup"], batch_size=r["batch_size"], label_smoothing=r["label_smoothing"],
-        weight_decay=r["weight_decay"], autocast_dtype=None, eval_every=r["eval_every"],
-        eval_sentences=len(valid), average_last=r["average_last"], seed=r["seed"],
-        device=device, progress=progress, desc="full translator, stage 1")
-    return translator, history
-
-
-def _stage2(r: dict, s: dict, translator: Translator, long_pairs, valid, device, progress: bool):
-    """The second stage: the stage-1 model trained on ``long_pairs``, the training pairs with
-    the longer ones repeated (:func:`oversample_long`)."""
-    return train_translator(
-        translator.model, translator.tokenizer, long_pairs,
-        valid_pairs=valid, steps=s["steps"], lr=s["lr"], warmup=s["warmup"],
-        batch_size=r["batch_size"], label_smoothing=r["label_smoothing"],
-        weight_decay=r["weight_decay"], autocast_dtype=None, eval_every=s["eval_every"],
-        eval_sentences=len(valid), average_last=s["average_last"], seed=r["seed"] + 1,
-        device=device, progress=progress, desc="full translator, stage 2 (long pairs repeated)")
-
-
-def _read_stage1(folder: Path, r: dict) -> Translator:
-    """A saved first stage, refused unless its log shows the FULL recipe."""
-    log_file = Path(folder) / "train_log.json"
-    if not log_file.is_file():
-        raise ValueError(f"--stage1 {folder}: no train_log.json there (is it a checkpoint folder?)")
-    log = json.loads(log_file.read_text(encoding="utf-8"))
-    if log.get("recipe") != json.loads(json.dumps(r)) or "stage2" in log:
-        raise ValueError(f"--stage1 {folder}: its log is not a first stage of the FULL recipe")
-    return Translator.load(folder, sha256=None)
-
-
-def train_full(out=None, steps: int | None = None, threads: int | None = None,
-               device: str | None = "cpu", progress: bool = True, stage1=None) -> dict:
-    """Reproduce the shipped checkpoint, in two stages, in float32 (bf16 autocast is 1.6x faster
-    on CPUs with AVX-512 BF16, but 20x slower where it is emulated, as on AVX2-only CPUs):
-
-    1. BPE on every training pair (train, extra, long_train), then the FULL recipe from scratch;
-       the result (its fp16 weights) is saved into ``out``;
-    2. that model trained on for LONG_STAGE["steps"] with the longer pairs repeated
-       (:func:`oversample_long`) and made-up two-sentence pairs added (:func:`concatenate_pairs`),
-       at a lower learning rate, its last snapshots averaged if that scores better.
-
-    Then greedy and beam-4 BLEU on SCORED_SPLITS. Writes the checkpoint into ``out`` (default:
-    data/checkpoints/en-es) and returns its log. steps: override FULL["steps"] (for a quick
-    trial); device: "cpu" (default) or "cuda"; stage1: a folder holding a saved first stage,
-    to run the second stage only."""
-    from .data import load_translation_pairs
-
-    r, s = dict(FULL), dict(LONG_STAGE)
-    if steps is not None:
-        r["steps"] = validate.positive_int(steps, "steps")
-    if threads is not None:
-        torch.set_num_threads(validate.positive_int(threads, "threads"))
-    device = pick_device(device)
-    out = Path(out) if out is not None else data_dir() / CHECKPOINT
-    t0 = time.perf_counter()
-    pairs = [p for split in TRAIN_SPLITS for p in load_translation_pairs(split)]
-    valid = validation_pairs(*r["eval_sentences"])  # what both stages score themselves on
-    log = {"recipe": r, "command": REPRODUCE, "train_splits": list(TRAIN_SPLITS),
-           "train_pairs": len(pairs), "torch": torch.__version__, "device": str(device),
-           "threads": torch.get_num_threads(), "precision": "float32"}
-    if stage1 is None:
-        translator, history = _stage1(r, pairs, valid, device, progress)
-        log.update(skipped_pairs=history.skipped, history=_history_log(history),
-                   stage1_seconds=round(time.perf_counter() - t0, 1))
-        translator.model.cpu()
-        translator.save(out, log)  # the second stage starts from the fp16 weights, reloaded
-        stage1 = out
-    translator = _read_stage1(stage1, r)
-    log = json.loads((Path(stage1) / "train_log.json").read_text(encoding="utf-8"))
-    log.pop("bleu", None)
-    if "stage1_seconds" not in log:  # a first stage saved by itself: its time, scoring included
-        log["stage1_seconds"] = log.pop("total_seconds", 0)
-    log.update(threads=torch.get_num_threads(), device=str(device))
-    t1 = time.perf_counter()
-    translator.model.to(device)
-    long_pairs = oversample_long(pairs, s["repeat"])
-    long_pairs += concatenate_pairs(pairs, s["concatenated"], seed=r["seed"])
-    translator, history = _stage2(r, s, translator, long_pairs, valid, device, progress)
+        config, tokenizer, mix, valid_pairs=valid, steps=r["steps"], lr=r["lr"],
+        warmup=r["warmup"], schedule=r["schedule"], batch_size=r["batch_size"],
+        label_smoothing=r["label_smoothing"], weight_decay=r["weight_decay"],
+        autocast_dtype=None, eval_every=r["eval_every"], eval_sentences=len(valid),
+        average_last=r["average_last"], seed=r["seed"], device=device, progress=progress,
+        desc="full translator")
     translator.model.cpu()
-    log["stage2"] = {"recipe": s, "train_pairs": len(long_pairs),
-                     "history": _history_log(history),
-                     "seconds": round(time.perf_counter() - t1, 1)}
-    log["parameters"] = sum(p.numel() for p in translator.model.parameters())
+    log = {"recipe": r, "command": REPRODUCE, "train_splits": list(TRAIN_SPLITS),
+           "source_pairs": len(pairs), "train_pairs": len(mix), "skipped_pairs": history.skipped,
+           "torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads(),
+           "precision": "float32", "history": _history_log(history),
+           "parameters": sum(p.numel() for p in translator.model.parameters()),
+           "train_seconds": round(time.perf_counter() - t0, 1)}
     translator.save(out, log)  # score the fp16 weights that ship, reloaded
     translator = Translator.load(out, sha256=None)
-    scores = {}
+    t1, scores = time.perf_counter(), {}
     for split in SCORED_SPLITS:
         split_pairs = load_translation_pairs(split)
         for beam in (1, 4):
             scores[f"{split}_beam{beam}"] = round(translator.bleu(split_pairs, beam_size=beam)[0].score, 2)
             print(f"{split} beam {beam}: BLEU {scores[f'{split}_beam{beam}']}", flush=True)
-    log["bleu"] = scores
-    log["total_seconds"] = round(log.get("stage1_seconds", 0) + time.perf_counter() - t1, 1)
+    log.update(bleu=scores, scoring_seconds=round(time.perf_counter() - t1, 1),
+               total_seconds=round(time.perf_counter() - t0, 1))
     translator.save(out, log)
     return log
 
@@ -429,13 +392,11 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, help="CPU threads for torch")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                         help="where to train (default cpu; cuda when asked and present)")
-    parser.add_argument("--stage1", type=Path,
-                        help="a folder holding a saved first stage: run the second stage only")
     args = parser.parse_args(argv)
     if not args.full:
         parser.error("only the full recipe is available: add --full")
     try:
-        log = train_full(args.out, args.steps, args.threads, args.device, stage1=args.stage1)
+        log = train_full(args.out, args.steps, args.threads, args.device)
     except ValueError as err:
         parser.error(str(err))
     print(json.dumps(log["bleu"], indent=1))
