@@ -165,6 +165,13 @@ def _train_eval_every(every):
                  eval_every=every, progress=False)
 
 
+def _train_schedule(**kw):
+    model = torch.nn.Linear(3, 1)
+    data = [(torch.ones(2, 3), torch.ones(2))]
+    return train(model, data, lambda m, b: (m(b[0])[:, 0] - b[1]).pow(2).mean(),
+                 torch.optim.SGD(model.parameters(), lr=0.1), progress=False, **kw)
+
+
 def _tt_config(**changes):
     t = tok()
     return TransformerConfig(**{**dict(vocab_size=t.vocab_size, d_model=8, n_heads=2, d_ff=16,
@@ -571,6 +578,16 @@ CASES = [
     ("train-eval-every-float", lambda: _train_eval_every(2.5),
      (TypeError, r"eval_every must be an int; got 2\.5")),
     ("train-eval-every-ok", lambda: _train_eval_every(1), lambda h: len(h.evals) == 1),
+    ("train-schedule-unknown", lambda: _train_schedule(steps=2, schedule="cosine"),
+     (ValueError, r"schedule must be one of \('inverse_sqrt', 'linear'\); got 'cosine'")),
+    ("train-linear-no-steps", lambda: _train_schedule(max_seconds=1.0, schedule="linear"),
+     (ValueError, 'schedule="linear" decays to zero at the last step: give steps=')),
+    ("train-linear-warmup-too-long", lambda: _train_schedule(steps=3, warmup=3, schedule="linear"),
+     (ValueError, "warmup=3 must be smaller than steps=3")),
+    ("train-linear-ok", lambda: _train_schedule(steps=3, warmup=1, schedule="linear"),
+     lambda h: h.lrs[-1] == pytest.approx(0.1 / 2)),
+    ("tt-schedule-unknown", lambda: _train_translator(schedule="step"),
+     (ValueError, "schedule must be one of")),
     ("tt-average-last-negative", lambda: _train_translator(average_last=-1),
      (ValueError, "average_last must be an int ≥ 0; got -1")),
     ("tt-average-last-float", lambda: _train_translator(average_last=2.5),
