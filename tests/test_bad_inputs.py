@@ -157,19 +157,16 @@ def _logits(**where):
     return logits
 
 
-def _train_eval_every(every):
-    model = torch.nn.Linear(3, 1)
-    data = [(torch.ones(2, 3), torch.ones(2))]
-    return train(model, data, lambda m, b: (m(b[0])[:, 0] - b[1]).pow(2).mean(),
-                 torch.optim.SGD(model.parameters(), lr=0.1), steps=1, eval_fn=lambda m: 0.0,
-                 eval_every=every, progress=False)
-
-
-def _train_schedule(**kw):
+def _train_tiny(**kw):
+    """train() on a one-weight regression, SGD at lr 0.1, with the given arguments."""
     model = torch.nn.Linear(3, 1)
     data = [(torch.ones(2, 3), torch.ones(2))]
     return train(model, data, lambda m, b: (m(b[0])[:, 0] - b[1]).pow(2).mean(),
                  torch.optim.SGD(model.parameters(), lr=0.1), progress=False, **kw)
+
+
+def _train_eval_every(every):
+    return _train_tiny(steps=1, eval_fn=lambda m: 0.0, eval_every=every)
 
 
 def _tt_config(**changes):
@@ -578,13 +575,13 @@ CASES = [
     ("train-eval-every-float", lambda: _train_eval_every(2.5),
      (TypeError, r"eval_every must be an int; got 2\.5")),
     ("train-eval-every-ok", lambda: _train_eval_every(1), lambda h: len(h.evals) == 1),
-    ("train-schedule-unknown", lambda: _train_schedule(steps=2, schedule="cosine"),
+    ("train-schedule-unknown", lambda: _train_tiny(steps=2, schedule="cosine"),
      (ValueError, r"schedule must be one of \('inverse_sqrt', 'linear'\); got 'cosine'")),
-    ("train-linear-no-steps", lambda: _train_schedule(max_seconds=1.0, schedule="linear"),
+    ("train-linear-no-steps", lambda: _train_tiny(max_seconds=1.0, schedule="linear"),
      (ValueError, 'schedule="linear" decays to zero at the last step: give steps=')),
-    ("train-linear-warmup-too-long", lambda: _train_schedule(steps=3, warmup=3, schedule="linear"),
+    ("train-linear-warmup-too-long", lambda: _train_tiny(steps=3, warmup=3, schedule="linear"),
      (ValueError, "warmup=3 must be smaller than steps=3")),
-    ("train-linear-ok", lambda: _train_schedule(steps=3, warmup=1, schedule="linear"),
+    ("train-linear-ok", lambda: _train_tiny(steps=3, warmup=1, schedule="linear"),
      lambda h: h.lrs[-1] == pytest.approx(0.1 / 2)),
     ("tt-schedule-unknown", lambda: _train_translator(schedule="step"),
      (ValueError, "schedule must be one of")),

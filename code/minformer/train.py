@@ -176,6 +176,12 @@ def train(
         if steps is None:
             raise ValueError('schedule="linear" decays to zero at the last step: give steps=...')
         warmup_linear_decay(0, warmup, steps)  # checks warmup < steps
+
+        def factor_at(step):
+            return warmup_linear_decay(step, warmup, steps)
+    else:
+        def factor_at(step):
+            return warmup_inverse_sqrt(step, warmup)
     integer(eval_every, "eval_every", minimum=0)  # 0: only at the end
     if eval_every and eval_fn is None:
         raise ValueError("eval_every needs an eval_fn")
@@ -201,8 +207,7 @@ def train(
     bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=1.0)
     start = time.perf_counter()
     for batch in _batches(data):
-        factor = (warmup_linear_decay(history.steps, warmup, steps) if schedule == "linear"
-                  else warmup_inverse_sqrt(history.steps, warmup))
+        factor = factor_at(history.steps)
         for group, lr in zip(optimizer.param_groups, base_lrs):
             group["lr"] = lr * factor
         with cast:

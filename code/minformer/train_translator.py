@@ -126,8 +126,7 @@ def average_states(states: Sequence[dict]) -> dict:
 def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
                      valid_pairs=None, steps: int | None = None, max_seconds: float | None = None,
                      lr: float = 3e-3, warmup: int = 400, schedule: str = "inverse_sqrt",
-                     batch_size: int = 128,
-                     label_smoothing: float = 0.1, weight_decay: float = 0.0,
+                     batch_size: int = 128, label_smoothing: float = 0.1, weight_decay: float = 0.0,
                      autocast_dtype: torch.dtype | None = None, eval_every: int = 0,
                      eval_sentences: int = 500, average_last: int = 0, seed: int = 0,
                      device=None, progress: bool = True, desc: str = "translator"):
@@ -207,9 +206,8 @@ def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
     optimizer = opt_cls(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9, **extra)
     history = train(model, data, translation_loss(label_smoothing, tokenizer.pad_id), optimizer,
                     steps=steps, max_seconds=max_seconds, warmup=warmup, schedule=schedule,
-                    eval_fn=eval_fn,
-                    eval_every=eval_every, autocast_dtype=autocast_dtype, progress=progress,
-                    desc=desc)
+                    eval_fn=eval_fn, eval_every=eval_every, autocast_dtype=autocast_dtype,
+                    progress=progress, desc=desc)
     history.skipped = skipped
     history.averaged = None  # (valid BLEU of the last weights, of the average, kept "average"?)
     if average_last > 1 and len(snapshots) > 1:
@@ -229,7 +227,7 @@ def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
 # ---------------------------------------------------------------- the shipped checkpoint
 
 FULL = dict(  # the recipe of data/checkpoints/en-es: one run from scratch, chosen on valid +
-    # long_valid among from-scratch variants that fit 150 minutes of one CPU thread (data/README.md)
+    # long_valid among nine from-scratch runs of about the one-thread budget's cost (data/README.md)
     vocab_size=7000, d_model=256, n_heads=4, d_ff=1024, n_layers=3, dropout=0.0, max_len=256,
     norm_first=True, lr=2e-3, warmup=1000, schedule="linear", batch_size=128,
     label_smoothing=0.1, weight_decay=0.0, steps=6000, eval_every=500,
