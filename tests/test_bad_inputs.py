@@ -53,7 +53,7 @@ from minformer.positional import (  # noqa: E402
 )
 from minformer.rnn import Seq2SeqGRU  # noqa: E402
 from minformer.tokenizer import BPETokenizer  # noqa: E402
-from minformer.train import train  # noqa: E402
+from minformer.train import smoothed_cross_entropy, train  # noqa: E402
 from minformer.train_translator import train_translator  # noqa: E402
 from minformer.transformer import DecoderOnly, Transformer, TransformerConfig  # noqa: E402
 from minformer.utils import evaluating  # noqa: E402
@@ -599,6 +599,18 @@ CASES = [
      (ValueError, r"config.vocab_size=300 but tokenizer.vocab_size=268")),
     ("tt-gru-pad-mismatch", lambda: _train_translator(Seq2SeqGRU(268, 268, 4, 4, pad_id=3)),
      (ValueError, r"model.pad_id=3 but tokenizer.pad_id=0")),
+    ("tt-fused-gru", lambda: _train_translator(Seq2SeqGRU(268, 268, 4, 4), fused=True),
+     (TypeError, "fused=True needs a Transformer .*got Seq2SeqGRU")),
+    ("tt-fused-ok", lambda: _train_translator(fused=True), lambda out: out[1].steps == 1),
+    ("smoothed-ce-label-out-of-vocab",
+     lambda: smoothed_cross_entropy(torch.zeros(2, 5), torch.tensor([0, 5])),
+     (ValueError, r"labels must lie in \[0, 5\) .*got 0\.\.5")),
+    ("smoothed-ce-rows-disagree",
+     lambda: smoothed_cross_entropy(torch.zeros(2, 5), torch.tensor([0, 1, 2])),
+     (ValueError, r"logits \(2, 5\), labels \(3,\)")),
+    ("smoothed-ce-3d-logits",
+     lambda: smoothed_cross_entropy(torch.zeros(2, 3, 5), torch.tensor([0, 1])),
+     (ValueError, "logits must have")),
 ]
 
 

@@ -7,7 +7,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from minformer.train import History, sequence_loss, train, warmup_inverse_sqrt, warmup_linear_decay
+from minformer.train import (
+    History,
+    sequence_loss,
+    smoothed_cross_entropy,
+    train,
+    warmup_inverse_sqrt,
+    warmup_linear_decay,
+)
 
 
 def test_sequence_loss_ignores_padding_and_smooths_labels():
@@ -26,6 +33,51 @@ def test_sequence_loss_ignores_padding_and_smooths_labels():
         sequence_loss(logits, tgt[:, :3])
     with pytest.raises(ValueError, match="label_smoothing must lie in"):
         sequence_loss(logits, tgt, label_smoothing=1.0)
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1, 0.5])
+def test_smoothed_cross_entropy_matches_pytorch_value_and_gradient(eps):
+    """The hand-written gradient (softmax minus the smoothed target) is PyTorch's, to rounding,
+    in float64 and float32."""
+    torch.manual_seed(0)
+    for dtype, tol in ((torch.float64, 1e-12), (torch.float32, 1e-6)):
+        z = (3 * torch.randn(37, 301, dtype=dtype)).requires_grad_()
+        y = torch.randint(0, 301, (37,))
+        ours = smoothed_cross_entropy(z, y, eps)
+        (g_ours,) = torch.autograd.grad(3.0 * ours, z)  # an upstream gradient that is not 1
+        theirs = F.cross_entropy(z, y, label_smoothing=eps)
+        (g_theirs,) = torch.autograd.grad(3.0 * theirs, z)
+        torch.testing.assert_close(ours, theirs, rtol=tol, atol=tol)
+        torch.testing.assert_close(g_ours, g_theirs, rtol=tol, atol=tol)
+    z64 = torch.randn(5, 11, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x: smoothed_cross_entropy(x, y[:5] % 11, eps), (z64,))
+
+
+def test_smoothed_cross_entropy_computes_half_precision_in_float32():
+    torch.manual_seed(0)
+    z = torch.randn(8, 50).to(torch.bfloat16)
+    y = torch.randint(0, 50, (8,))
+    out = smoothed_cross_entropy(z, y, 0.1)
+    assert out.dtype == torch.float32
+    torch.testing.assert_close(out, F.cross_entropy(z.float(), y, label_smoothing=0.1))
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((torch.zeros(2, 3, 4), torch.zeros(2, dtype=torch.long)), ValueError, "logits must have"),
+    ((torch.zeros(2, 4), torch.zeros(3, dtype=torch.long)), ValueError,
+     r"logits \(2, 4\), labels \(3,\)"),
+    ((torch.zeros(2, 4), torch.tensor([1, 4])), ValueError, r"labels must lie in \[0, 4\).*1\.\.4"),
+    ((torch.zeros(2, 4), torch.tensor([-1, 2])), ValueError, r"got -1\.\.2"),
+    ((torch.zeros(2, 4), torch.tensor([1.0, 2.0])), TypeError, "labels must be int64"),
+    ((torch.zeros(0, 4), torch.zeros(0, dtype=torch.long)), ValueError, "no rows to score"),
+    ((torch.zeros(2, 4, dtype=torch.long), torch.zeros(2, dtype=torch.long)), TypeError,
+     "logits must be a floating-point tensor"),
+    ((torch.zeros(2, 4), torch.zeros(2, dtype=torch.long), 1.0), ValueError,
+     "label_smoothing must lie in"),
+])
+def test_smoothed_cross_entropy_refuses_bad_input(args, error, message):
+    with pytest.raises(error, match=message):
+        smoothed_cross_entropy(*args)
 
 
 def test_sequence_loss_is_importable_from_rnn_as_before():

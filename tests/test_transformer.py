@@ -71,6 +71,23 @@ def test_output_projection_is_position_wise_and_uses_the_embedding_matrix():
     torch.testing.assert_close(logits, h["h"] @ m.embed.weight.T)
 
 
+@pytest.mark.parametrize("tie", [True, False])
+def test_decode_without_projection_then_project_gives_the_logits(tie):
+    torch.manual_seed(0)
+    m = Transformer(config(tie_embeddings=tie)).eval()
+    src, tgt = ids(2, 6), ids(2, 5, lengths=[5, 3])
+    memory = m.encode(src)
+    logits = m.decode(tgt, memory)
+    h = m.decode(tgt, memory, project=False)
+    assert h.shape == (2, 5, 16)  # (batch, t, d_model)
+    torch.testing.assert_close(m.project(h), logits)
+    real = tgt != PAD  # any selection of positions, projected alone: the same rows
+    torch.testing.assert_close(m.project(h[real]), logits[real])
+    h_w, weights = m.decode(tgt, memory, need_weights=True, project=False)
+    torch.testing.assert_close(h_w, h)
+    assert len(weights) == 2
+
+
 def test_embeddings_are_scaled_by_sqrt_d_model():
     m = EncoderOnly(config(d_model=64, n_heads=4, d_ff=64))
     x = ids(1, 4)

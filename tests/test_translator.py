@@ -130,6 +130,66 @@ def test_translation_loss_ignores_padding(tok):
     assert torch.allclose(a[0], b[0], atol=1e-6) and a[1] == b[1]
 
 
+def test_the_fused_translation_loss_is_the_plain_one_with_the_same_gradients(tok):
+    """fused=True projects only the real target tokens and uses the hand-written loss: the same
+    value and the same gradient for every weight as PyTorch's label-smoothed cross-entropy over
+    every position with padding ignored (float64, so rounding cannot hide a difference; the
+    plain path computes its loss in float32), whatever extra padding the batch carries."""
+    import torch.nn.functional as F
+
+    model = tiny_model(tok, dropout=0.0).double().train()
+    src, tgt = bucketed_batches(encode_pairs(tok, PAIRS), 6, tok.pad_id, seed=None, bucket=False)[0]
+
+    def grads(loss):
+        model.zero_grad()
+        loss.backward()
+        return [p.grad.clone() for p in model.parameters()]
+
+    logits = model(src, tgt[:, :-1])  # (batch, t - 1, V)
+    ref = F.cross_entropy(logits.flatten(0, 1), tgt[:, 1:].flatten(), ignore_index=tok.pad_id,
+                          label_smoothing=0.1)
+    ref_loss, ref_grads = ref.detach(), grads(ref)
+    pad = torch.full((6, 2), tok.pad_id)
+    for batch in ((src, tgt), (torch.cat([src, pad], 1), torch.cat([tgt, pad], 1))):
+        loss, n = translation_loss(0.1, tok.pad_id, fused=True)(model, batch)
+        assert n == int((tgt[:, 1:] != tok.pad_id).sum())
+        torch.testing.assert_close(loss.detach(), ref_loss, rtol=1e-12, atol=1e-12)
+        for a, b in zip(grads(loss), ref_grads):
+            torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+    plain, _ = translation_loss(0.1, tok.pad_id)(model, (src, tgt))  # float32 inside
+    torch.testing.assert_close(plain.double(), ref_loss, rtol=1e-6, atol=1e-6)
+
+
+def test_the_fused_step_trains_the_same_weights_to_rounding(tok):
+    """train_translator(fused=True): fused loss and PyTorch's fused Adam take the same steps."""
+    cfg = tiny_model(tok).config
+    states = []
+    for fused in (False, True):
+        tr, history = train_translator(cfg, tok, PAIRS, steps=5, batch_size=3, warmup=2,
+                                       progress=False, device="cpu", fused=fused)
+        states.append((tr.model.state_dict(), history.losses))
+    torch.testing.assert_close(states[1][1], states[0][1], rtol=1e-5, atol=1e-6)
+    d = cfg.d_model
+    for k, v in states[0][0].items():
+        w = states[1][0][k]
+        if k.endswith("in_proj_bias"):  # [query; key; value] biases. A key bias adds the same
+            # number to every score of a query, which softmax ignores: its gradient is zero up
+            # to rounding, and Adam turns that rounding into steps of ±lr. Skip it.
+            v, w = torch.cat([v[:d], v[2 * d:]]), torch.cat([w[:d], w[2 * d:]])
+        torch.testing.assert_close(w, v, rtol=1e-4, atol=1e-5, msg=k)
+
+
+def test_the_fused_loss_needs_a_transformer(tok):
+    from minformer.rnn import Seq2SeqGRU
+
+    gru = Seq2SeqGRU(tok.vocab_size, tok.vocab_size, d_emb=8, d_hidden=8, pad_id=tok.pad_id)
+    batch = bucketed_batches(encode_pairs(tok, PAIRS), 6, tok.pad_id, seed=None)[0]
+    with pytest.raises(TypeError, match="fused=True needs a Transformer.*got Seq2SeqGRU"):
+        translation_loss(0.1, tok.pad_id, fused=True)(gru, batch)
+    with pytest.raises(TypeError, match="fused=True needs a Transformer.*got Seq2SeqGRU"):
+        train_translator(gru, tok, PAIRS, steps=1, progress=False, device="cpu", fused=True)
+
+
 def test_translate_keeps_input_order_and_matches_greedy_search(tok):
     model = tiny_model(tok)
     tr = Translator(model, tok, max_source_tokens=30)
@@ -430,6 +490,7 @@ def test_train_full_writes_a_checkpoint_that_loads_and_logs_its_recipe(tmp_path,
     monkeypatch.setitem(T.FULL, "eval_every", 2)
     log = T.train_full(tmp_path / "ck", steps=4, threads=1, progress=False)
     assert log["recipe"]["steps"] == 4 and log["recipe"]["schedule"] == "linear"
+    assert log["fused_step"] is True
     assert log["history"]["steps"] == 4 and log["source_pairs"] == 120
     pairs = [p for split in T.TRAIN_SPLITS for p in data.load_translation_pairs(split)]
     assert log["train_pairs"] == len(T.training_mix(pairs, log["recipe"]))

@@ -2,6 +2,9 @@
 
 - :func:`sequence_loss` — cross-entropy over real (non-padding) target tokens, optionally
   label-smoothed.
+- :func:`smoothed_cross_entropy` — the same loss for rows already stripped of padding, with
+  its gradient (softmax minus the smoothed target) written by hand: one pass fewer over the
+  (tokens × vocabulary) logits than PyTorch's, which the shipped translator's recipe uses.
 - :func:`warmup_inverse_sqrt` — the learning-rate multiplier of "Attention Is All You Need":
   linear warmup, then decay as 1/√step.
 - :func:`warmup_linear_decay` — linear warmup, then a straight line down to zero at the last
@@ -23,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from . import validate
 from .utils import evaluating
 from .validate import integer, number, positive_int
 
@@ -46,6 +50,56 @@ def sequence_loss(logits, tgt_out, pad_id: int = 0, label_smoothing: float = 0.0
         ignore_index=pad_id,
         label_smoothing=label_smoothing,
     )
+
+
+class _SmoothedCrossEntropy(torch.autograd.Function):
+    """Mean label-smoothed cross-entropy of rows of logits; see :func:`smoothed_cross_entropy`."""
+
+    @staticmethod
+    def forward(ctx, logits, labels, eps: float):
+        lse = torch.logsumexp(logits, dim=-1)  # (n,): log Σ_v exp z_v
+        picked = logits.gather(1, labels[:, None]).squeeze(1)  # (n,): z_y
+        rows = lse - (1 - eps) * picked - eps * logits.mean(dim=-1)  # (n,)
+        ctx.save_for_backward(logits, lse, labels)
+        ctx.eps = eps
+        return rows.mean()
+
+    @staticmethod
+    def backward(ctx, grad):
+        logits, lse, labels = ctx.saved_tensors
+        n, vocab = logits.shape
+        g = torch.exp(logits - lse[:, None])  # (n, vocab): the softmax, in one new buffer
+        g.sub_(ctx.eps / vocab)  # minus the smoothed target: ε/V everywhere ...
+        g.scatter_add_(1, labels[:, None], g.new_full((n, 1), -(1 - ctx.eps)))  # ... + 1-ε at y
+        return g.mul_(grad / n), None, None
+
+
+def smoothed_cross_entropy(logits, labels, label_smoothing: float = 0.0):
+    """Mean label-smoothed cross-entropy of ``logits`` (n, vocab) against ``labels`` (n,), every
+    row a real token: ``F.cross_entropy(logits, labels, label_smoothing=ε)`` to rounding.
+
+    Per row, with z the logits and y the label, the loss is
+    logsumexp(z) - (1 - ε)·z_y - ε·mean(z), and its gradient is softmax(z) - q with q the
+    smoothed target (1 - ε + ε/V at y, ε/V elsewhere). PyTorch's version stores the
+    log-probabilities and differentiates through them; this one keeps only the logits and
+    builds the gradient in one (n, vocab) buffer, which makes a training step of the shipped
+    translator a few percent faster on a CPU (data/README.md). Computed in float32 at least."""
+    logits = validate.tensor(logits, "logits", ndim=2, floating=True)
+    labels = validate.tensor(labels, "labels", ndim=1)
+    if labels.shape[0] != logits.shape[0]:
+        raise ValueError(f"logits (n, vocab) and labels (n,) disagree: logits "
+                         f"{tuple(logits.shape)}, labels {tuple(labels.shape)}")
+    if labels.dtype != torch.long:
+        raise TypeError(f"labels must be int64 token ids; got {labels.dtype}")
+    if logits.shape[0] == 0:
+        raise ValueError("no rows to score: logits is (0, vocab)")
+    if labels.numel() and (labels.min() < 0 or labels.max() >= logits.shape[1]):
+        raise ValueError(f"labels must lie in [0, {logits.shape[1]}) (the vocabulary of logits "
+                         f"{tuple(logits.shape)}); got {int(labels.min())}..{int(labels.max())}")
+    number(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_open=True)
+    if logits.dtype in (torch.float16, torch.bfloat16):
+        logits = logits.float()
+    return _SmoothedCrossEntropy.apply(logits, labels, float(label_smoothing))
 
 
 def warmup_inverse_sqrt(step: int, warmup: int) -> float:

@@ -271,7 +271,8 @@ class Transformer(nn.Module):
     decode(tgt (batch, t), memory, src_mask=None, need_weights=False, cache=None) → logits
         (batch, t, vocab) (and the list of each decoder layer's cross-attention weights
         (batch, heads, t, s)); with ``cache=model.new_cache()`` tgt holds only the new tokens
-        (see :meth:`decode`)
+        (see :meth:`decode`); with ``project=False`` the vectors (batch, t, d_model) before
+        the output projection, which ``project(h)`` applies
     forward(src, tgt) = decode(tgt, encode(src)): teacher forcing, all positions in parallel.
 
     src_mask defaults to :meth:`source_mask` (padding from ``pad_id``), shape (batch, 1, 1, s).
@@ -320,8 +321,12 @@ class Transformer(nn.Module):
         return self.encoder(self.src_embed(src), src_mask)  # (batch, s, d_model)
 
     def decode(self, tgt, memory, src_mask=None, need_weights: bool = False,
-               cache: KVCache | None = None):
+               cache: KVCache | None = None, project: bool = True):
         """Logits (batch, t, vocab) for the target tokens tgt (batch, t).
+
+        project=False: the decoder's vectors (batch, t, d_model) before the output projection
+        instead (:meth:`project` maps any of them to logits), so that a loss can project only
+        the positions it scores.
 
         Without a cache tgt is the whole prefix from <bos>. With ``cache`` (from
         :meth:`new_cache`) tgt holds only the NEW tokens, at positions cache.length …; their
@@ -344,10 +349,15 @@ class Transformer(nn.Module):
             mask = cache.step_mask(tgt, self.config.pad_id)  # (batch, 1, t_new, length)
         out = self.decoder(y, memory, mask, src_mask, need_weights=need_weights,
                            cache=None if cache is None else cache.layers)
+        finish = self.project if project else (lambda h: h)
         if need_weights:
             h, weights = out
-            return _project(h, self.tgt_embed, self.out), weights
-        return _project(out, self.tgt_embed, self.out)  # (batch, t, vocab)
+            return finish(h), weights
+        return finish(out)  # (batch, t, vocab), or (batch, t, d_model) unprojected
+
+    def project(self, h):
+        """The output projection: decoder vectors (..., d_model) → logits (..., vocab)."""
+        return _project(h, self.tgt_embed, self.out)
 
     def forward(self, src, tgt, src_mask=None, need_weights: bool = False):
         _check_ids(src, self.config.vocab_size, "src", self.config.max_len)
