@@ -83,6 +83,19 @@ def train_rows(quick: bool, device: str = "cpu"):
     return rows
 
 
+def recipe_rows(quick: bool, device: str = "cpu"):
+    bench = load("translator_step")
+    reps = 2 if quick else 8
+    r = bench.bench(reps, device)
+    plain, fused = (statistics.median(r[k]) for k in ("plain", "fused"))
+    minutes = bench.recipe_minutes(fused, r["tokens_per_step"])
+    return [row("shipped translator's training step (train_translator --full), fused / plain, "
+                "ms per target token",
+                f"{fused:.3f} vs {plain:.3f} ms ({reps} reps of {bench.STEPS_PER_REP} steps): "
+                f"{minutes:.0f} min for the recipe's {bench.FULL['steps']:,} steps",
+                [f / p for f, p in zip(r["fused"], r["plain"])])]
+
+
 def decoding_rows(quick: bool, device: str = "cpu"):
     bench = load("decoding")
     rows = []
@@ -216,7 +229,8 @@ def main():
     start = time.perf_counter()
     rows = []
     for name, fn in (("attention", attention_rows), ("training step", train_rows),
-                     ("KV cache", decoding_rows), ("memory", memory_rows), ("BPE", bpe_rows)):
+                     ("translator recipe step", recipe_rows), ("KV cache", decoding_rows),
+                     ("memory", memory_rows), ("BPE", bpe_rows)):
         t0 = time.perf_counter()
         rows += fn(args.quick, args.device)
         print(f"[{name}: {time.perf_counter() - t0:.0f} s]", file=sys.stderr, flush=True)

@@ -80,6 +80,16 @@ def test_train_step_benchmark_moves_model_and_batches_to_the_device():
     assert all(len(v) == 1 and v[0] > 0 for v in rates.values())
 
 
+def test_translator_step_benchmark_times_both_steps_on_the_recipes_batches():
+    bench = load("translator_step")
+    tokenizer, batches, per_step = bench.recipe_batches(3)
+    assert len(batches) == 3 and all(src.shape[0] == bench.FULL["batch_size"] for src, _ in batches)
+    assert 1000 < per_step < 2500  # the mix's mean target tokens per step (1,572)
+    r = bench.bench(1, "cpu", warmup=0)
+    assert len(r["plain"]) == len(r["fused"]) == 1 and min(r["plain"] + r["fused"]) > 0
+    assert bench.recipe_minutes(1.0, 1000.0) == pytest.approx(bench.FULL["steps"] / 60)
+
+
 def test_decoding_benchmark_puts_translator_and_sources_on_the_device():
     bench = load("decoding")
     translator, src = bench.translator_and_sources("cpu")
