@@ -155,16 +155,24 @@ def _as_tensors(out, k, where):
     return beam.long(), token.long(), new_scores.double()
 
 
+def _output_scores(table) -> dict:
+    """log P of every three-token output of the toy model after token 0, by brute force."""
+    V = table.shape[0]
+    return {y: float(sum(table[a, b] for a, b in zip((0,) + y[:-1], y)))
+            for y in itertools.product(range(V), repeat=3)}
+
+
 def _best_output(table):
     """The most probable three-token output of the toy model, by brute force, after token 0."""
-    V = table.shape[0]
-    return list(max(itertools.product(range(V), repeat=3),
-                    key=lambda y: sum(table[a, b] for a, b in zip((0,) + y[:-1], y))))
+    scores = _output_scores(table)
+    return list(max(scores, key=scores.get))
 
 
 def _toy_model(seed):
     """A toy 'model': log P(next | last token) from a fixed (V, V) table, V = 4, drawn so that
-    greedy search misses the best output and so does ranking by the last step alone."""
+    greedy search misses the best output and so does ranking by the last step alone, and the
+    best output is unique. (Ties are not rare: 0 3 0 and 3 0 0 after token 0 take the same three
+    steps, 0→0, 0→3 and 3→0, in another order, so their log P is the same sum.)"""
     g = torch.Generator().manual_seed(seed)
     while True:
         table = _log_softmax_rows(g, 4, 4, spread=2.0)  # (V, V): row = last token
@@ -172,7 +180,8 @@ def _toy_model(seed):
         for _ in range(2):
             greedy.append(int(table[greedy[-1]].argmax()))
         top_pair = divmod(int(table.argmax()), 4)  # the likeliest single step anywhere
-        if greedy != best and top_pair != (best[1], best[2]):
+        first, second = sorted(_output_scores(table).values())[-1:-3:-1]
+        if greedy != best and top_pair != (best[1], best[2]) and first - second > 1e-6:
             return table
 
 
