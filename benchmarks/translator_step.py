@@ -39,17 +39,16 @@ from minformer.translator import Translator
 STEPS_PER_REP = 4  # training steps timed together in one repetition
 
 
-def recipe_batches(n: int, seed: int = 0):
-    """(tokenizer, n batches of the recipe's mix, bucketed as in training, mean target tokens per
-    step over the whole mix)."""
-    tokenizer = Translator.load().tokenizer
+def recipe_batches(tokenizer, n: int, seed: int = 0):
+    """(n batches of the recipe's mix encoded by ``tokenizer``, bucketed as in training, mean
+    target tokens per step over the whole mix)."""
     pairs = [p for split in TRAIN_SPLITS for p in load_translation_pairs(split)]
     mix = encode_pairs(tokenizer, training_mix(pairs))
     per_step = FULL["batch_size"] * sum(len(t) - 1 for _, t in mix) / len(mix)
     pool = 50 * FULL["batch_size"]  # bucketed_batches' pool: whole pools, as training sees them
     sample = random.Random(seed).sample(mix, pool * (1 + n * FULL["batch_size"] // pool))
     batches = bucketed_batches(sample, FULL["batch_size"], tokenizer.pad_id, seed=seed)
-    return tokenizer, batches[:n], per_step
+    return batches[:n], per_step
 
 
 def bench(reps: int, device: str | None = "cpu", warmup: int = 1) -> dict:
@@ -57,11 +56,12 @@ def bench(reps: int, device: str | None = "cpu", warmup: int = 1) -> dict:
     mix}: ``reps`` interleaved repetitions of STEPS_PER_REP steps each, after ``warmup``
     untimed steps of each."""
     device = device_from(device)
-    tokenizer, batches, per_step = recipe_batches(warmup + reps * STEPS_PER_REP)
+    shipped = Translator.load()
+    tokenizer = shipped.tokenizer
+    batches, per_step = recipe_batches(tokenizer, warmup + reps * STEPS_PER_REP)
     batches = [tuple(x.to(device) for x in b) for b in batches]
     torch.manual_seed(0)
-    config = Translator.load().model.config  # the shipped configuration, fresh weights
-    first = Transformer(config).to(device).train()
+    first = Transformer(shipped.model.config).to(device).train()  # the shipped shape, fresh weights
     runs, feeds = {}, {}
     for name, fused in (("plain", False), ("fused", True)):
         model = copy.deepcopy(first)

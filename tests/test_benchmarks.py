@@ -82,7 +82,9 @@ def test_train_step_benchmark_moves_model_and_batches_to_the_device():
 
 def test_translator_step_benchmark_times_both_steps_on_the_recipes_batches():
     bench = load("translator_step")
-    tokenizer, batches, per_step = bench.recipe_batches(3)
+    from minformer.translator import Translator
+
+    batches, per_step = bench.recipe_batches(Translator.load().tokenizer, 3)
     assert len(batches) == 3 and all(src.shape[0] == bench.FULL["batch_size"] for src, _ in batches)
     assert 1000 < per_step < 2500  # the mix's mean target tokens per step (1,572)
     r = bench.bench(1, "cpu", warmup=0)

@@ -93,7 +93,7 @@ def smoothed_cross_entropy(logits, labels, label_smoothing: float = 0.0):
         raise TypeError(f"labels must be int64 token ids; got {labels.dtype}")
     if logits.shape[0] == 0:
         raise ValueError("no rows to score: logits is (0, vocab)")
-    if labels.numel() and (labels.min() < 0 or labels.max() >= logits.shape[1]):
+    if labels.min() < 0 or labels.max() >= logits.shape[1]:  # (n ≥ 1 rows here)
         raise ValueError(f"labels must lie in [0, {logits.shape[1]}) (the vocabulary of logits "
                          f"{tuple(logits.shape)}); got {int(labels.min())}..{int(labels.max())}")
     number(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_open=True)

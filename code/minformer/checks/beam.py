@@ -176,12 +176,14 @@ def _toy_model(seed):
     g = torch.Generator().manual_seed(seed)
     while True:
         table = _log_softmax_rows(g, 4, 4, spread=2.0)  # (V, V): row = last token
-        best, greedy = _best_output(table), [int(table[0].argmax())]
+        scores = _output_scores(table)
+        ranked = sorted(scores, key=scores.get, reverse=True)
+        best, greedy = list(ranked[0]), [int(table[0].argmax())]
         for _ in range(2):
             greedy.append(int(table[greedy[-1]].argmax()))
         top_pair = divmod(int(table.argmax()), 4)  # the likeliest single step anywhere
-        first, second = sorted(_output_scores(table).values())[-1:-3:-1]
-        if greedy != best and top_pair != (best[1], best[2]) and first - second > 1e-6:
+        margin = scores[ranked[0]] - scores[ranked[1]]
+        if greedy != best and top_pair != (best[1], best[2]) and margin > 1e-6:
             return table
 
 
