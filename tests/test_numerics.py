@@ -5,8 +5,9 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
-from numerics import MAKEFILE, mismatches, pinned_numerics
+from numerics import ALTERNATIVES, MAKEFILE, mismatches, pinned_numerics
 
 
 def test_the_pin_names_capability_code_paths_and_threads():
@@ -49,3 +50,54 @@ def test_mismatches_names_what_differs():
     del wrong["MKL_CBWR"]
     lines = mismatches(wrong)
     assert "OMP_NUM_THREADS=2 (pinned: 1)" in lines and "MKL_CBWR=(unset) (pinned: AVX2)" in lines
+
+
+def test_the_second_environment_changes_every_kernel_family():
+    """`make test-alt` (run by .ci/run after `make test`) checks the chapters against the same
+    stored outputs under NUMERICS_ALT, which the Makefile picks by the CPU: on AVX-512 machines
+    the AVX-512 paths, elsewhere the portable ones. Either way PyTorch's own kernels, MKL's and
+    oneDNN's code paths all differ from the pin, and the threads do not."""
+    pinned = pinned_numerics()
+    for name in ALTERNATIVES:
+        alt = pinned_numerics(name)
+        assert set(alt) == set(pinned), name
+        for family in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA"):
+            assert alt[family] != pinned[family], (name, family)
+        assert alt["OMP_NUM_THREADS"] == alt["MKL_NUM_THREADS"] == "1"
+    text = MAKEFILE.read_text()
+    assert re.search(r"^NUMERICS_ALT := \$\(if \$\(HAS_AVX512\),\$\(NUMERICS_ALT_AVX512\),"
+                     r"\$\(NUMERICS_ALT_PORTABLE\)\)$", text, re.M)
+    assert re.search(r"env \$\(NUMERICS_ALT\) \$\(BIN\)/python -m pytest .*\$\(NBVAL\) chapters",
+                     _recipe("test-alt"))
+    ci = (MAKEFILE.parent / ".ci" / "run").read_text()
+    assert ci.index("make test-alt") > ci.index("make test\n")
+
+
+def _capability(env_name):
+    env = {**os.environ, **pinned_numerics(env_name)}
+    code = "import torch; print(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads())"
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
+def test_the_second_environments_take_effect():
+    assert _capability("NUMERICS_ALT_PORTABLE") == ["DEFAULT", "1"]
+    has_avx512 = "avx512f" in Path("/proc/cpuinfo").read_text().split()
+    if has_avx512:
+        assert _capability("NUMERICS_ALT_AVX512") == ["AVX512", "1"]
+
+
+def test_nbval_refuses_a_third_environment():
+    """chapters/conftest.py compares stored outputs only under the pin or a NUMERICS_ALT_*."""
+    repo = MAKEFILE.parent
+    for name, expect in (("NUMERICS", 0), *((alt, 0) for alt in ALTERNATIVES), (None, 4)):
+        env = {k: v for k, v in os.environ.items() if k not in pinned_numerics()}
+        if name:
+            env.update(pinned_numerics(name))
+        else:
+            env.update({**pinned_numerics(), "MKL_CBWR": "COMPATIBLE"})
+        got = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval", "--nbval-current-env",
+                              "--collect-only", "-p", "no:cacheprovider",
+                              "chapters/01_dot_product_attention.ipynb"],
+                             cwd=repo, env=env, capture_output=True, text=True)
+        assert got.returncode == expect, (name, got.stdout[-500:], got.stderr[-500:])
