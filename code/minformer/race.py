@@ -1,0 +1,326 @@
+"""Chapter 13's race: the Transformer against the GRU with attention, at equal compute.
+
+The chapter trains a few hundred steps live, enough to watch BLEU rise, then loads the whole runs
+of the same recipe from ``data/checkpoints/race`` (two seeds of each model), so that everything
+after them (decoding, BLEU, loops, lengths) runs on fixed weights and gives the same outputs on
+every machine. ``python -m minformer.race`` (:func:`train_race`) retrains and rewrites them.
+
+- :data:`RECIPES` the two models and their training settings (the chapter's own);
+- :func:`chapter_tokenizer` the chapter's BPE (8,000 tokens on the ``train`` pairs);
+- :func:`step_seconds` / :func:`step_time_ratio` the seconds a training step of each model costs,
+  measured on the same batches in alternation, and their ratio (GRU / Transformer);
+- :func:`equal_compute_steps` the GRU's steps for the Transformer's: the same seconds of compute
+  on the machine that measured the ratio, whatever that machine's speed;
+- :func:`load_race_run` one shipped run (weights checked against ``data/manifest.json``) as a
+  :class:`~minformer.translator.Translator` and its :class:`~minformer.train.History`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from . import validate
+from .rnn import Seq2SeqGRU
+from .tokenizer import BPETokenizer
+from .train import History, train
+from .train_translator import bucketed_batches, encode_pairs, train_translator, translation_loss
+from .transformer import Transformer, TransformerConfig
+from .translator import Translator
+from .utils import data_dir, pick_device, seed_everything
+
+RACE = "checkpoints/race"  # under data/
+REPRODUCE = "python -m minformer.race"
+VOCAB = 8000
+TRANSFORMER_STEPS = 1400
+SEEDS = (0, 1)
+SHARED = dict(batch_size=128, label_smoothing=0.1, eval_every=200, eval_sentences=300)
+RECIPES = {
+    "transformer": dict(d_model=128, n_heads=4, d_ff=512, n_layers=2, dropout=0.1, max_len=128,
+                        lr=3e-3, warmup=400),
+    "gru": dict(d_emb=128, d_hidden=256, dropout=0.1, lr=1e-2, warmup=100),
+}
+
+
+def chapter_tokenizer(train_pairs: Sequence[tuple[str, str]]) -> BPETokenizer:
+    """The chapter's shared BPE: 8,000 tokens learned on both sides of ``train_pairs``."""
+    return BPETokenizer.train([s for pair in train_pairs for s in pair], VOCAB)
+
+
+def build_model(name: str, tokenizer: BPETokenizer):
+    """A fresh model of :data:`RECIPES` ``[name]`` ("transformer" or "gru") for ``tokenizer``."""
+    if name not in RECIPES:
+        raise ValueError(f"name must be one of {sorted(RECIPES)}; got {name!r}")
+    r = RECIPES[name]
+    if name == "transformer":
+        return Transformer(TransformerConfig(
+            vocab_size=tokenizer.vocab_size, d_model=r["d_model"], n_heads=r["n_heads"],
+            d_ff=r["d_ff"], n_layers=r["n_layers"], dropout=r["dropout"], max_len=r["max_len"],
+            pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id))
+    return Seq2SeqGRU(tokenizer.vocab_size, tokenizer.vocab_size, d_emb=r["d_emb"],
+                      d_hidden=r["d_hidden"], dropout=r["dropout"], pad_id=tokenizer.pad_id)
+
+
+def step_seconds(tokenizer: BPETokenizer, train_pairs, steps: int = 8, rounds: int = 3,
+                 seed: int = 0, device=None) -> dict[str, list[float]]:
+    """Seconds per training step of each model, {name: [one value per round]}.
+
+    Each round trains a fresh Transformer, then a fresh GRU, for ``steps`` steps on the same
+    first batches (the recipe's, bucketed with ``seed``), with the recipe's loss and Adam; the
+    models alternate, so a machine that slows down slows both. The first step of each round
+    (allocations, first-call costs) is not counted."""
+    steps = validate.integer(steps, "steps", minimum=2)
+    rounds = validate.integer(rounds, "rounds", minimum=1)
+    device = pick_device(device) if device is None or isinstance(device, str) else device
+    examples = encode_pairs(tokenizer, train_pairs)
+    batches = bucketed_batches(examples, SHARED["batch_size"], tokenizer.pad_id, seed=seed)[:steps]
+    if len(batches) < steps:
+        raise ValueError(f"{len(train_pairs)} pairs make only {len(batches)} batches of "
+                         f"{SHARED['batch_size']}; step_seconds needs steps={steps}")
+    loss_fn = translation_loss(SHARED["label_smoothing"], tokenizer.pad_id)
+    out: dict[str, list[float]] = {name: [] for name in RECIPES}
+    for _ in range(rounds):
+        for name in RECIPES:
+            seed_everything(seed)
+            model = build_model(name, tokenizer).to(device)
+            opt = torch.optim.Adam(model.parameters(), lr=RECIPES[name]["lr"], betas=(0.9, 0.98),
+                                   eps=1e-9)
+            train(model, batches[:1], loss_fn, opt, steps=1, progress=False)  # not counted
+            history = train(model, batches[1:], loss_fn, opt, steps=steps - 1, progress=False)
+            out[name].append(history.seconds / (steps - 1))
+    return out
+
+
+def step_time_ratio(seconds: dict[str, list[float]]) -> float:
+    """A GRU step's cost in Transformer steps: median GRU seconds / median Transformer seconds."""
+    return statistics.median(seconds["gru"]) / statistics.median(seconds["transformer"])
+
+
+def equal_compute_steps(transformer_steps: int, ratio: float) -> int:
+    """The GRU's steps in the time of ``transformer_steps`` Transformer steps, for a GRU step
+    that costs ``ratio`` Transformer steps."""
+    transformer_steps = validate.positive_int(transformer_steps, "transformer_steps")
+    ratio = validate.number(ratio, "ratio", low=0.0, high=float("inf"), low_open=True, high_open=True)
+    return max(1, round(transformer_steps / ratio))
+
+
+# ------------------------------------------------------------------------- the shipped runs
+
+def _history_dict(history: History) -> dict:
+    return {"losses": [round(x, 5) for x in history.losses],
+            "evals": [[s, round(t, 1), round(b, 2)] for s, t, b in history.evals],
+            "seconds": round(history.seconds, 1), "tokens": history.tokens}
+
+
+def _history(d: dict) -> History:
+    return History(losses=list(d["losses"]), evals=[tuple(e) for e in d["evals"]],
+                   seconds=d["seconds"], tokens=d["tokens"])
+
+
+def half_state(state: dict) -> dict:
+    """``state`` with its float tensors in float16, on the CPU. Tensors that several keys share
+    (the Transformer's tied embedding and output projection) stay shared, so torch.save writes
+    them once."""
+    done: dict[tuple, torch.Tensor] = {}
+    out = {}
+    for k, v in state.items():
+        key = (v.data_ptr(), v.shape, v.dtype, v.stride())
+        if key not in done:
+            v = v.detach().cpu()
+            done[key] = v.to(torch.float16) if v.is_floating_point() else v
+        out[k] = done[key]
+    return out
+
+
+def run_name(name: str, seed: int) -> str:
+    """The folder of one run under data/checkpoints/race, e.g. "transformer-seed0"."""
+    if name not in RECIPES:
+        raise ValueError(f"name must be one of {sorted(RECIPES)}; got {name!r}")
+    return f"{name}-seed{validate.integer(seed, 'seed', minimum=0)}"
+
+
+def train_race(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1, device="cpu",
+               progress: bool = True, ratio: float | None = None) -> dict:
+    """Retrain the shipped runs into ``out`` (default data/checkpoints/race): the chapter's
+    tokenizer; the step-time ratio measured on this machine (:func:`step_seconds`, 5 rounds of
+    8 steps); then for each seed the Transformer for :data:`TRANSFORMER_STEPS` steps and the GRU
+    for :func:`equal_compute_steps` of them, each evaluated on 300 validation sentences every 200
+    steps. Writes tokenizer.json, race.json (the ratio, steps, machine) and per run model.pt
+    (float16 state dict) and history.json. Returns race.json's contents."""
+    from .data import load_translation_pairs
+
+    if threads is not None:
+        torch.set_num_threads(validate.positive_int(threads, "threads"))
+    device = pick_device(device)
+    out = Path(out) if out is not None else data_dir() / RACE
+    out.mkdir(parents=True, exist_ok=True)
+    train_pairs = load_translation_pairs("train")
+    valid_pairs = load_translation_pairs("valid")
+    tok = chapter_tokenizer(train_pairs)
+    tok.save(out / "tokenizer.json")
+    seconds = {}
+    if ratio is None:
+        seconds = step_seconds(tok, train_pairs, steps=8, rounds=5, device=device)
+        ratio = step_time_ratio(seconds)
+    ratio = round(validate.number(ratio, "ratio", low=0.0, high=float("inf"), low_open=True,
+                                  high_open=True), 4)
+    seeds = [validate.integer(s, "seed", minimum=0) for s in seeds]
+    steps = {"transformer": TRANSFORMER_STEPS, "gru": equal_compute_steps(TRANSFORMER_STEPS, ratio)}
+    for seed in seeds:
+        for name, recipe in RECIPES.items():
+            seed_everything(seed)  # the Transformer as a config: built after train_translator's
+            model = build_model(name, tok)  # own seeding, exactly as chapter 13 builds it live
+            translator, history = train_translator(
+                model.config if name == "transformer" else model, tok, train_pairs,
+                valid_pairs=valid_pairs, steps=steps[name],
+                lr=recipe["lr"], warmup=recipe["warmup"], batch_size=SHARED["batch_size"],
+                label_smoothing=SHARED["label_smoothing"], eval_every=SHARED["eval_every"],
+                eval_sentences=SHARED["eval_sentences"], seed=seed, device=device,
+                progress=progress, desc=run_name(name, seed))
+            folder = out / run_name(name, seed)
+            folder.mkdir(exist_ok=True)
+            torch.save(half_state(translator.model.state_dict()), folder / "model.pt")
+            (folder / "history.json").write_text(json.dumps(_history_dict(history)) + "\n",
+                                                 encoding="utf-8")
+            print(f"{run_name(name, seed)}: {history.steps} steps in {history.seconds:.0f} s, "
+                  f"valid BLEU {[round(b, 1) for _, _, b in history.evals]}", flush=True)
+    old = out / "race.json"
+    if old.is_file():  # seeds that another process trained into out with the same ratio
+        before = json.loads(old.read_text(encoding="utf-8"))
+        if before.get("ratio") == ratio:
+            seconds = seconds or before.get("step_seconds", {})
+            seeds = sorted(set(seeds) | set(before.get("seeds", [])))
+    log = {"command": REPRODUCE, "ratio": ratio,
+           "step_seconds": {k: [round(s, 4) for s in v] for k, v in seconds.items()},
+           "steps": steps, "seeds": list(seeds), "recipes": RECIPES, "shared": SHARED,
+           "torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads(),
+           "machine": _cpu_name()}
+    old.write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
+    return log
+
+
+def _cpu_name() -> str:
+    """The processor's model name (from /proc/cpuinfo where there is one)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _race_bytes(relative: str, folder=None) -> bytes:
+    """A file of the shipped runs, checked against data/manifest.json; or, with ``folder`` (runs
+    that :func:`train_race` wrote elsewhere, listed in no manifest), that folder's file as it is."""
+    if folder is not None:
+        path = Path(folder) / relative
+        if not path.is_file():
+            raise FileNotFoundError(f"no {relative} in {folder}: train the runs there with "
+                                    f"train_race({str(folder)!r})")
+        return path.read_bytes()
+    from .data import _read_verified
+
+    return _read_verified(f"{RACE}/{relative}")[0]
+
+
+def load_race_log(folder=None) -> dict:
+    """race.json of the shipped runs (or of ``folder``): the ratio, each model's steps, the
+    machine that measured them."""
+    return json.loads(_race_bytes("race.json", folder))
+
+
+def load_race_tokenizer(folder=None) -> BPETokenizer:
+    """The runs' tokenizer (the chapter's BPE), checked against data/manifest.json."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:  # BPETokenizer.load reads (and checks) a file
+        path = Path(tmp) / "tokenizer.json"
+        path.write_bytes(_race_bytes("tokenizer.json", folder))
+        return BPETokenizer.load(path)
+
+
+def load_race_run(name: str, seed: int, tokenizer: BPETokenizer | None = None, device=None,
+                  folder=None) -> tuple[Translator, History]:
+    """One run: ``name`` "transformer" or "gru", ``seed`` one of race.json's seeds, from the
+    shipped runs (weights and history checked against data/manifest.json) or from ``folder``.
+    Weights are float16 on disk, float32 here; the model is in eval mode on ``device``.
+    ``tokenizer`` (default: the runs' own) must be the one they were trained with: a ValueError
+    says so otherwise."""
+    run = run_name(name, seed)
+    own = load_race_tokenizer(folder)
+    if tokenizer is None:
+        tokenizer = own
+    elif not isinstance(tokenizer, BPETokenizer) or tokenizer.merges != own.merges:
+        raise ValueError(f"tokenizer is not the one {run} was trained with (tokenizer.json "
+                         f"beside it): train it with chapter_tokenizer(train pairs)")
+    state = torch.load(io.BytesIO(_race_bytes(f"{run}/model.pt", folder)), weights_only=True)
+    model = build_model(name, tokenizer)
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+    device = pick_device(device) if device is None or isinstance(device, str) else device
+    model.to(device).eval()
+    max_source = model.config.max_len if isinstance(model, Transformer) else 1024
+    history = _history(json.loads(_race_bytes(f"{run}/history.json", folder)))
+    return Translator(model, tokenizer, max_source_tokens=max_source), history
+
+
+def record_in_manifest(folder=None) -> list[str]:
+    """List every file of ``folder`` (default data/checkpoints/race) in data/manifest.json and
+    data/SHA256SUMS with its sha256, size and command (as data/build.py lists checkpoints);
+    returns the names recorded."""
+    data = data_dir()
+    folder = Path(folder) if folder is not None else data / RACE
+    manifest_path = data / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    files = {n: m for n, m in manifest["files"].items() if not n.startswith(RACE + "/")}
+    names = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            name = path.resolve().relative_to(data).as_posix()
+            raw = path.read_bytes()
+            files[name] = {"sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw),
+                           "source": REPRODUCE}
+            names.append(name)
+    manifest["files"] = dict(sorted(files.items()))
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    sums = "".join(f"{m['sha256']}  {n}\n" for n, m in manifest["files"].items())
+    (data / "SHA256SUMS").write_text(sums, encoding="utf-8")
+    return names
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m minformer.race",
+        description="Retrain chapter 13's race (the Transformer and the GRU, two seeds each, at "
+                    "equal compute) into data/checkpoints/race. About 30 minutes on one thread.")
+    parser.add_argument("--out", type=Path, help="output folder (default: data/checkpoints/race)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--ratio", type=float,
+                        help="the step-time ratio to use instead of measuring it (GRU / Transformer)")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        log = train_race(args.out, args.seeds, args.threads, args.device, ratio=args.ratio)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.out is None:
+        record_in_manifest()
+    print(f"ratio {log['ratio']}, steps {log['steps']}; done in "
+          f"{(time.perf_counter() - t0) / 60:.1f} min")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
