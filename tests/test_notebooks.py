@@ -146,7 +146,10 @@ def test_exercises_follow_the_pattern(path):
 def test_ignored_outputs_are_followed_by_an_assertion(path):
     cells = code_cells(load(path))
     ignored = [i for i, c in enumerate(cells) if "nbval-ignore-output" in tags(c)]
-    assert len(ignored) <= max(2, len(cells) // 8), f"{path.name}: too many nbval-ignore-output cells"
+    # Run-dependent outputs (training in the page, timings) are not compared but asserted; a
+    # chapter that trains several models has several (chapter 12 trains three). A third of the
+    # cells is the most: the rest, shapes, masks, tokens, fixed checkpoints, must be compared.
+    assert len(ignored) <= max(2, len(cells) // 3), f"{path.name}: too many nbval-ignore-output cells"
     for i in ignored:
         nxt = source(cells[i + 1]) if i + 1 < len(cells) else ""
         assert "assert" in nxt, (
