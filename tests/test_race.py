@@ -55,6 +55,7 @@ def test_build_model_follows_the_recipes(small_tok):
     assert isinstance(tf, Transformer) and isinstance(gru, Seq2SeqGRU)
     assert tf.config.d_model == race.RECIPES["transformer"]["d_model"]
     assert tf.config.vocab_size == small_tok.vocab_size and tf.config.pad_id == small_tok.pad_id
+    assert race.transformer_config(small_tok) == tf.config  # what train_race hands train_translator
     with pytest.raises(ValueError, match="'lstm'"):
         build_model("lstm", small_tok)
     with pytest.raises(ValueError, match="seed"):

@@ -57,16 +57,22 @@ def chapter_tokenizer(train_pairs: Sequence[tuple[str, str]]) -> BPETokenizer:
     return BPETokenizer.train([s for pair in train_pairs for s in pair], VOCAB)
 
 
+def transformer_config(tokenizer: BPETokenizer) -> TransformerConfig:
+    """The race's Transformer (:data:`RECIPES` ``["transformer"]``) for ``tokenizer``."""
+    r = RECIPES["transformer"]
+    return TransformerConfig(
+        vocab_size=tokenizer.vocab_size, d_model=r["d_model"], n_heads=r["n_heads"],
+        d_ff=r["d_ff"], n_layers=r["n_layers"], dropout=r["dropout"], max_len=r["max_len"],
+        pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id)
+
+
 def build_model(name: str, tokenizer: BPETokenizer):
     """A fresh model of :data:`RECIPES` ``[name]`` ("transformer" or "gru") for ``tokenizer``."""
     if name not in RECIPES:
         raise ValueError(f"name must be one of {sorted(RECIPES)}; got {name!r}")
-    r = RECIPES[name]
     if name == "transformer":
-        return Transformer(TransformerConfig(
-            vocab_size=tokenizer.vocab_size, d_model=r["d_model"], n_heads=r["n_heads"],
-            d_ff=r["d_ff"], n_layers=r["n_layers"], dropout=r["dropout"], max_len=r["max_len"],
-            pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id))
+        return Transformer(transformer_config(tokenizer))
+    r = RECIPES[name]
     return Seq2SeqGRU(tokenizer.vocab_size, tokenizer.vocab_size, d_emb=r["d_emb"],
                       d_hidden=r["d_hidden"], dropout=r["dropout"], pad_id=tokenizer.pad_id)
 
@@ -178,10 +184,13 @@ def train_race(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1, 
     steps = {"transformer": TRANSFORMER_STEPS, "gru": equal_compute_steps(TRANSFORMER_STEPS, ratio)}
     for seed in seeds:
         for name, recipe in RECIPES.items():
-            seed_everything(seed)  # the Transformer as a config: built after train_translator's
-            model = build_model(name, tok)  # own seeding, exactly as chapter 13 builds it live
+            if name == "transformer":  # a config: train_translator seeds, then builds it,
+                model = transformer_config(tok)  # exactly as chapter 13 does live
+            else:  # the GRU built after seeding, as chapter 9 builds it
+                seed_everything(seed)
+                model = build_model(name, tok)
             translator, history = train_translator(
-                model.config if name == "transformer" else model, tok, train_pairs,
+                model, tok, train_pairs,
                 valid_pairs=valid_pairs, steps=steps[name],
                 lr=recipe["lr"], warmup=recipe["warmup"], batch_size=SHARED["batch_size"],
                 label_smoothing=SHARED["label_smoothing"], eval_every=SHARED["eval_every"],
