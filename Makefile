@@ -6,6 +6,18 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # pytest workers: notebooks are distributed whole (--dist loadfile), never cell by cell
 JOBS   ?= 2
+
+# --- What a user passes in (make URL=... NB=... JOBS=... DEVICE=... DTYPE=...) ---------------------
+# Never pasted into a recipe's shell line, where quotes, backticks and $(...) in it would run as
+# commands, and never expanded by make, which would run a $(shell ...) in it: make exports a
+# command-line variable to every recipe's environment (expanding it) unless told not to, so each
+# is unexported here and handed to its recipe as the text typed, in an environment variable of
+# its own (ARG_URL, ...), which the shell reads as data ("$$ARG_URL"; an unquoted $$ARG_NB is split
+# into words, not run). tests/test_makefile_inputs.py tries the injections.
+# (unexported at the end of this file, after their defaults)
+USER_VARIABLES := URL NB JOBS DEVICE DTYPE
+# $(call user_value,NAME): what the user typed for NAME, unexpanded; else the Makefile's default.
+user_value = $(if $(filter command line environment environment override,$(origin $1)),$(value $1),$($1))
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
 
 # --- The numeric environment ------------------------------------------------------------------
@@ -50,15 +62,17 @@ $(STAMP): requirements.txt pyproject.toml
 
 # The package tests and every chapter re-run cell by cell by nbval, outputs compared.
 # Prints the slowest items and each notebook's total time.
+test: export ARG_JOBS := $(call user_value,JOBS)
 test: $(STAMP)
-	$(PINNED) $(BIN)/python -m pytest -n $(JOBS) --dist loadfile $(NBVAL) --durations=10
+	$(PINNED) $(BIN)/python -m pytest -n "$$ARG_JOBS" --dist loadfile $(NBVAL) --durations=10
 
 # The chapters again, against the same stored outputs, in the second numeric environment
 # (NUMERICS_ALT above): the compared outputs must be exact, the run-dependent ones within their
 # chapters' bands. .ci/run runs it after `make test`.
+test-alt: export ARG_JOBS := $(call user_value,JOBS)
 test-alt: $(STAMP)
 	@echo "second numeric environment: $(NUMERICS_ALT)"
-	env $(NUMERICS_ALT) $(BIN)/python -m pytest -n $(JOBS) --dist loadfile $(NBVAL) chapters \
+	env $(NUMERICS_ALT) $(BIN)/python -m pytest -n "$$ARG_JOBS" --dist loadfile $(NBVAL) chapters \
 	  --durations=5
 
 # The package tests alone (seconds).
@@ -116,8 +130,9 @@ pdf-figures: $(STAMP)
 # every chapter in a fresh kernel and stores its outputs.
 # One chapter: make execute NB=chapters/01_dot_product_attention.ipynb
 NB ?= $(patsubst chapters/text/%.md,chapters/%.ipynb,$(sort $(wildcard chapters/text/*.md)))
+sync execute: export ARG_NB := $(call user_value,NB)
 sync: $(STAMP)
-	@for nb in $(NB); do \
+	@for nb in $$ARG_NB; do \
 	  md=chapters/text/$$(basename $$nb .ipynb).md; \
 	  test -f $$md || { echo "no twin $$md for $$nb (make twins NB=$$nb)"; exit 1; }; \
 	  if [ -f $$nb ]; then update=--update; else update=; fi; \
@@ -125,7 +140,7 @@ sync: $(STAMP)
 	done
 
 execute: sync
-	@for nb in $(NB); do \
+	@for nb in $$ARG_NB; do \
 	  echo "executing $$nb"; \
 	  start=$$(date +%s); \
 	  $(PINNED) $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
@@ -149,27 +164,36 @@ lab: $(STAMP)
 # test`, but the CPU's own instruction set: the AVX2 pin would make bf16 emulated and slow.
 # `make bench DEVICE=cuda` runs them on a GPU instead and writes benchmarks/results-cuda.md.
 DEVICE ?= cpu
+bench: export ARG_DEVICE := $(call user_value,DEVICE)
 bench: $(STAMP)
 	env OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 RAYON_NUM_THREADS=1 $(BIN)/python benchmarks/suite.py \
-	  --device $(DEVICE)
+	  --device "$$ARG_DEVICE"
 
 # The translator for the book's pages (_static/translator/: model.json, weights.bin, SHA256SUMS)
 # from the shipped checkpoint; rerun whenever data/checkpoints/en-es changes
 # (tests/test_browser_translator.py fails until then). DTYPE=int8 halves the download.
 DTYPE ?= float16
 .PHONY: export-translator
+export-translator: export ARG_DTYPE := $(call user_value,DTYPE)
 export-translator: $(STAMP)
-	$(PINNED) $(BIN)/python -m minformer.export --dtype $(DTYPE)
+	$(PINNED) $(BIN)/python -m minformer.export --dtype "$$ARG_DTYPE"
 	$(PINNED) $(BIN)/python -c "from minformer.widget import write_page_fragment; write_page_fragment()"
 
 # Publishing from another GitHub repository: the address everywhere it lives at once
 # (_config.yml's repository.url, the chapters' setup cells in the twins and the notebooks, and any
 # README, Binder, Colab or Pages link; minformer.publish). Prints the files it changed.
 #   make set-repository URL=https://github.com/owner/name
+# The address reaches Python as the environment variable ARG_URL, unexpanded, through no shell
+# (see USER_VARIABLES above); minformer.publish checks it and refuses anything but an address.
 .PHONY: set-repository
+set-repository: export ARG_URL := $(call user_value,URL)
 set-repository: $(STAMP)
-	@test -n "$(URL)" || { echo "usage: make set-repository URL=https://github.com/owner/name"; exit 1; }
-	$(BIN)/python -m minformer.publish set-repository "$(URL)"
+	@test -n "$$ARG_URL" || { echo "usage: make set-repository URL=https://github.com/owner/name"; exit 1; }
+	$(BIN)/python -m minformer.publish set-repository --url-from-environment ARG_URL
 
 clean:
 	rm -rf _build .pytest_cache
+
+# After the defaults (NB ?= ..., DEVICE ?= ...): unexport defines a variable not yet defined, as
+# empty, which ?= would then leave empty.
+unexport $(USER_VARIABLES)

@@ -326,3 +326,20 @@ def test_main_prints_the_files_it_changed(tmp_path, capsys):
     assert "nothing to change" in capsys.readouterr().out
     assert main(["set-repository", "https://example.com/x/y", "--root", str(tmp_path)]) == 1
     assert "'https://example.com/x/y'" in capsys.readouterr().err
+
+
+def test_main_reads_the_address_from_the_environment(tmp_path, capsys, monkeypatch):
+    """How `make set-repository` passes it (tests/test_makefile_inputs.py): no shell between."""
+    copy_of_the_book(tmp_path)
+    monkeypatch.setenv("ARG_URL", NEW_URL)
+    assert main(["set-repository", "--url-from-environment", "ARG_URL", "--root",
+                 str(tmp_path)]) == 0
+    assert f"now {NEW_URL}" in capsys.readouterr().out
+    monkeypatch.setenv("ARG_URL", "$(touch x)")
+    assert main(["set-repository", "--url-from-environment", "ARG_URL", "--root",
+                 str(tmp_path)]) == 1
+    assert "'$(touch x)'" in capsys.readouterr().err
+    for argv in (["set-repository"], ["set-repository", NEW_URL, "--url-from-environment", "X"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        assert "exactly one of them" in capsys.readouterr().err

@@ -8,6 +8,10 @@ of them to a new address at once::
 
     python -m minformer.publish set-repository https://github.com/owner/name
 
+``make set-repository URL=...`` hands the address over in an environment variable
+(``--url-from-environment ARG_URL``), never pasted into a shell command line, so that quotes,
+backticks and ``$(...)`` in it are text that :func:`parse_repository_url` refuses.
+
 - :func:`parse_repository_url` checks an address (``https://github.com/<owner>/<name>``) and
   splits it into owner and name.
 - :func:`current_repository_url` reads ``repository.url`` from ``_config.yml``.
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -174,10 +179,17 @@ def main(argv=None) -> int:
         "set-repository",
         help="change the repository's address everywhere it lives (_config.yml, setup cells, "
              "links)")
-    move.add_argument("url", help="https://github.com/<owner>/<name>")
+    move.add_argument("url", nargs="?", help="https://github.com/<owner>/<name>")
+    move.add_argument("--url-from-environment", metavar="NAME",
+                      help="read the address from the environment variable NAME instead (how "
+                           "`make set-repository URL=...` passes it: through no shell)")
     move.add_argument("--root", type=Path, default=REPO_ROOT,
                       help="the book's repository (default: %(default)s)")
     args = parser.parse_args(argv)
+    if (args.url is None) == (args.url_from_environment is None):
+        parser.error("give the address or --url-from-environment NAME: exactly one of them")
+    if args.url_from_environment is not None:
+        args.url = os.environ.get(args.url_from_environment, "")
 
     try:
         changed = set_repository(args.url, args.root)
