@@ -36,8 +36,10 @@ def folder(tok, tmp_path):
 
 
 def refuses(folder, match):
+    """The error Translator.load gives; a folder whose SHA256SUMS a test deleted is loaded with
+    trust_unverified=True, to reach the checks behind that one."""
     with pytest.raises(CheckpointError, match=match) as err:
-        Translator.load(folder)
+        Translator.load(folder, trust_unverified=not (folder / SUMS).exists())
     assert "weights_only=False" not in str(err.value)
     return str(err.value)
 
@@ -68,6 +70,32 @@ def test_an_edited_config_disagrees_with_the_folders_checksums(folder, change):
 def test_a_damaged_checksum_file_is_named(folder):
     (folder / SUMS).write_text("not a checksum line\n")
     refuses(folder, "SHA256SUMS line 1 is not")
+
+
+def test_a_folder_without_its_checksum_file_is_refused_unless_trusted(folder):
+    """Deleting SHA256SUMS must not turn the checks off: an edited config.json would then load
+    as a plausible model."""
+    (folder / SUMS).unlink()
+    edit_config(folder, n_heads=4)
+    with pytest.raises(CheckpointError, match=r"has no SHA256SUMS file.*trust_unverified=True "
+                                              r"\(the command line's --trust-unverified\)"):
+        Translator.load(folder)
+    assert Translator.load(folder, trust_unverified=True).model.config.n_heads == 4
+    with pytest.raises(TypeError, match="trust_unverified must be True or False; got 'yes'"):
+        Translator.load(folder, trust_unverified="yes")
+
+
+@pytest.mark.parametrize("keep", [slice(1, None), slice(0, 0)])
+def test_a_checksum_file_must_list_every_file(folder, keep):
+    lines = (folder / SUMS).read_text().splitlines(keepends=True)
+    (folder / SUMS).write_text("".join(lines[keep]))
+    refuses(folder, "SHA256SUMS does not list model.pt")
+
+
+def test_a_checksum_file_lists_each_file_once(folder):
+    lines = (folder / SUMS).read_text().splitlines(keepends=True)
+    (folder / SUMS).write_text("".join(lines + lines[:1]))
+    refuses(folder, "SHA256SUMS line 5 is not .*each once")
 
 
 def test_a_flipped_exponent_bit_is_refused(folder):

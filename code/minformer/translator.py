@@ -215,19 +215,29 @@ class Translator:
                                                encoding="utf-8")
 
     @classmethod
-    def load(cls, folder=None, device=None, sha256: dict | None = None) -> Translator:
+    def load(cls, folder=None, device=None, sha256: dict | None = None,
+             trust_unverified: bool = False) -> Translator:
         """Load a checkpoint written by :meth:`save`, on CPU whatever device saved it (or on
         ``device``), in fp32 and eval mode.
 
         folder=None: the shipped one, ``data/checkpoints/en-es``, whose files are checked against
         ``data/manifest.json``; ``sha256`` ({file: digest}) checks another folder the same way.
-        Any folder is also checked against its own SHA256SUMS when it has one, and its contents
-        against each other. :class:`CheckpointError`, naming the file and the mismatch, for: a
+        Any folder is also checked against its own SHA256SUMS, which must list every file, and
+        its contents against each other.
+
+        A folder with neither ``sha256`` nor a SHA256SUMS file is refused: a flipped weight or an
+        edited config.json (``n_heads``, ``activation``) loads as a plausible model that
+        translates worse, and nothing else would tell. ``trust_unverified=True`` (the command
+        line's ``--trust-unverified``) loads it anyway. SHA256SUMS catches damage and edits made
+        without it, not a deliberate edit that also rewrites it: only ``sha256`` from elsewhere
+        (the manifest) does. :class:`CheckpointError`, naming the file and the mismatch, for: a
         missing file; a sha256 that differs; a config.json with an unknown or missing key, a
         value of the wrong type or one TransformerConfig refuses; weights that are not finite,
         are missing, unexpected, or of another shape than the config gives; a tokenizer whose
         vocabulary or special ids differ from the config's.
         """
+        if not isinstance(trust_unverified, bool):
+            raise TypeError(f"trust_unverified must be True or False; got {trust_unverified!r}")
         if folder is None:
             folder = data_dir() / CHECKPOINT
             if sha256 is None:
@@ -253,7 +263,7 @@ class Translator:
                     f"{_sha256(path)[:12]}…, expected {str(sha256.get(name))[:12]}…): it was altered "
                     f"or damaged. Restore it with `git checkout -- {path}`"
                 )
-        _check_own_sums(folder)
+        _check_own_sums(folder, required=sha256 is None and not trust_unverified)
         config, max_source_tokens = _read_config(folder / "config.json")
         model = Transformer(config)
         model.load_state_dict(_read_state(folder / "model.pt", model))
@@ -267,16 +277,35 @@ class Translator:
 # ---------------------------------------------------------------- checkpoint checks
 
 
-def _check_own_sums(folder: Path) -> None:
-    """Check the files against the folder's own SHA256SUMS, when it has one."""
+def _check_own_sums(folder: Path, required: bool = True) -> None:
+    """Check the files against the folder's own SHA256SUMS, which must list each of FILES once.
+    A folder without one is refused when ``required``, else let through unchecked."""
     path = folder / SUMS
     if not path.is_file():
+        if required:
+            raise CheckpointError(
+                f"{folder} has no {SUMS} file, so nothing shows that its files are the ones that "
+                f"were saved (an edited weight or config.json loads as a plausible model). Save "
+                f"it again with Translator.save, or, if you trust it, load it with "
+                f"trust_unverified=True (the command line's --trust-unverified)")
         return
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{path} is not UTF-8 text") from None
+    listed = []
+    for number, line in enumerate(lines, 1):
         digest, _, name = line.partition("  ")
-        if not re.fullmatch(r"[0-9a-f]{64}", digest) or name not in FILES:
+        if not re.fullmatch(r"[0-9a-f]{64}", digest) or name not in FILES or name in listed:
             raise CheckpointError(f"{path} line {number} is not '<sha256>  <one of "
-                                  f"{', '.join(FILES)}>': {line[:80]!r}")
+                                  f"{', '.join(FILES)}>', each once: {line[:80]!r}")
+        listed.append(name)
+    unlisted = [name for name in FILES if name not in listed]
+    if unlisted:
+        raise CheckpointError(f"{path} does not list {', '.join(unlisted)}: every file of the "
+                              f"checkpoint must have its checksum")
+    for line in lines:
+        digest, _, name = line.partition("  ")
         found = _sha256(folder / name)
         if found != digest:
             raise CheckpointError(f"{folder / name} disagrees with the folder's own checksum file "
