@@ -101,7 +101,7 @@ def test_translate_lines_chunks_and_counts(checkpoint):
     translator = Translator.load(checkpoint)
     out = io.StringIO()
     sentences = [f"I am {n}." for n in range(5)]
-    assert translate.translate_lines(translator, sentences, beam=1, out=out, chunk=2) == 5
+    assert translate.translate_lines(translator, sentences, beam=1, out=out, chunk=2) == (5, [])
     expected = translator.translate(sentences, min_length_ratio=translate.MIN_LENGTH_RATIO,
                                     min_length_slack=translate.MIN_LENGTH_SLACK)
     assert out.getvalue().split("\n")[:-1] == [" ".join(s.split()) for s in expected]
@@ -208,9 +208,6 @@ def test_console_script_is_declared():
 
 @pytest.mark.parametrize("args, stdin, message", [
     (["--beam", 1], "", "the input is empty"),
-    (["--beam", 1], "Hi. Word " + "word " * 40 + "\n", "a sentence of line 1 is too long"),
-    (["--beam", 1, "word " * 40], "", f"sentence 1 is too long: .* at most {MAX_SOURCE}"),
-    (["--beam", 1], "Hi.\n" + "word " * 40 + "\n", "line 2 is too long"),
     (["--device", "cuda", "Hi."], "", "cuda.* not available"),
 ])
 def test_bad_input_one_line_and_exit_1(checkpoint, args, stdin, message, monkeypatch, capsys):
@@ -226,10 +223,89 @@ def test_bad_input_one_line_and_exit_1(checkpoint, args, stdin, message, monkeyp
     assert re.search(message, lines[0]), out.err
 
 
+@pytest.mark.parametrize("args, stdin, message, blank", [
+    (["--beam", 1], "Hi. Word " + "word " * 40 + "\n", "a sentence of line 1 is too long", 0),
+    (["--beam", 1, "word " * 40], "", f"sentence 1 is too long: .* at most {MAX_SOURCE}", 0),
+    (["--beam", 1, "Hi.", "word " * 40, "I am."], "", "sentence 2 is too long", 1),
+    (["--beam", 1], "Hi.\n" + "word " * 40 + "\nI am.\n", "line 2 is too long", 1),
+])
+def test_a_line_that_cannot_be_translated_gives_a_blank_line_and_the_run_goes_on(
+        checkpoint, args, stdin, message, blank, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8"))
+    assert translate.main(["--checkpoint", str(checkpoint), *map(str, args)]) == 1
+    out = capsys.readouterr()
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("minformer-translate: error: "), out.err
+    assert re.search(message, lines[0]), out.err
+    inputs = args[2:] or stdin.split("\n")[:-1]
+    outputs = out.out.split("\n")[:-1]
+    good = [line for k, line in enumerate(inputs) if k != blank]
+    expected = Translator.load(checkpoint).translate(
+        good, min_length_ratio=translate.MIN_LENGTH_RATIO,
+        min_length_slack=translate.MIN_LENGTH_SLACK) if good else []
+    expected.insert(blank, "")
+    assert outputs == [" ".join(e.split()) for e in expected]
+
+
+def test_a_search_that_refuses_one_line_loses_no_other_line(checkpoint, monkeypatch, capsys):
+    """A length penalty of 25 overflows for a 31-token output only: the long 17th line (in the
+    second chunk) fails alone, every other line is translated as it would be on its own."""
+    short = [f"I am {n}." for n in range(20)]
+    long = "Where is the train station? I am hungry."  # 17 tokens: up to 31 out
+    lines = short[:16] + [long] + short[16:]
+    stdin = "".join(f"{line}\n" for line in lines)
+    code, out, err = _main(checkpoint, ["--no-split", "--beam", "2", "--length-penalty", "25"],
+                           stdin, monkeypatch, capsys)
+    assert code == 1
+    assert err.strip().splitlines() == [err.strip()]
+    assert re.search(r"^minformer-translate: error: line 17 could not be translated: "
+                     r"length_penalty=25 is too large", err)
+    outputs = out.split("\n")[:-1]
+    translator = Translator.load(checkpoint)
+    expected = translator.translate(short, beam_size=2, length_penalty=25,
+                                    min_length_ratio=translate.MIN_LENGTH_RATIO,
+                                    min_length_slack=translate.MIN_LENGTH_SLACK)
+    assert outputs == [" ".join(e.split()) for e in expected[:16]] + [""] + [
+        " ".join(e.split()) for e in expected[16:]]
+
+
 def test_bad_input_in_a_subprocess(checkpoint):
     proc = _run("--checkpoint", checkpoint, stdin="Hi.\n" + "word " * 40 + "\n")
-    assert proc.returncode == 1 and proc.stdout == b""
+    assert proc.returncode == 1 and proc.stdout.decode().split("\n")[1:] == ["", ""]
     assert "line 2 is too long" in _one_error_line(proc)
+
+
+def _shell(command, checkpoint):
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO / "code"))
+    return subprocess.run(f"{sys.executable} -m minformer.translate --checkpoint {checkpoint} "
+                          f"--beam 1 {command}", shell=True, input=b"I am.\n" * 40,
+                          capture_output=True, env=env, timeout=120)
+
+
+def test_a_closed_standard_output_is_one_line(checkpoint):
+    proc = _shell(">&-", checkpoint)
+    assert proc.returncode == 1
+    assert "standard output is closed" in _one_error_line(proc)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_standard_output_is_one_line(checkpoint):
+    proc = _shell("> /dev/full", checkpoint)
+    assert proc.returncode == 1
+    assert "cannot write to standard output: No space left on device" in _one_error_line(proc)
+
+
+def test_a_folder_without_checksums_needs_trust_unverified(checkpoint, tmp_path):
+    folder = tmp_path / "unverified"
+    folder.mkdir()
+    for name in FILES:
+        (folder / name).write_bytes((checkpoint / name).read_bytes())
+    proc = _run("--checkpoint", folder, "--beam", 1, "I am hungry.")
+    assert proc.returncode == 1 and "has no SHA256SUMS file" in _one_error_line(proc)
+    assert "--trust-unverified" in proc.stderr.decode()
+    proc = _run("--checkpoint", folder, "--trust-unverified", "--beam", 1, "I am hungry.")
+    assert proc.returncode == 0 and proc.stdout.count(b"\n") == 1, proc.stderr.decode()
+    assert "--trust-unverified" in translate.build_parser().format_help()
 
 
 def test_bad_options_exit_2(checkpoint, capsys):
@@ -268,7 +344,7 @@ def test_missing_and_damaged_checkpoint_folders(checkpoint, tmp_path):
     assert proc.returncode == 1 and "missing" in _one_error_line(proc) and "config.json" in proc.stderr.decode()
     (damaged / "config.json").write_bytes((checkpoint / "config.json").read_bytes())
     (damaged / "model.pt").write_bytes((checkpoint / "model.pt").read_bytes()[:1000])  # truncated
-    proc = _run("--checkpoint", damaged, "Hi.")
+    proc = _run("--checkpoint", damaged, "--trust-unverified", "Hi.")  # (it has no SHA256SUMS)
     assert proc.returncode == 1 and "model.pt cannot be read as a checkpoint" in _one_error_line(proc)
 
 

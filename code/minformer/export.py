@@ -108,11 +108,11 @@ def dequantize_int8(q: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
     return q.float() * scale.float()[:, None]  # (rows, cols)
 
 
-def quantized_translator(translator_or_folder=None) -> Translator:
+def quantized_translator(translator_or_folder=None, trust_unverified: bool = False) -> Translator:
     """A copy of a translator (a Translator, a checkpoint folder, or None: the shipped one) whose
     weight matrices went through int8 and back, biases and LayerNorm vectors unchanged: the model
-    the int8 export runs in the browser."""
-    translator = _translator(translator_or_folder)
+    the int8 export runs in the browser. trust_unverified: as for :meth:`Translator.load`."""
+    translator = _translator(translator_or_folder, trust_unverified)
     model = copy.deepcopy(translator.model)
     with torch.no_grad():
         for _, p in _unique_tensors(model):
@@ -124,10 +124,11 @@ def quantized_translator(translator_or_folder=None) -> Translator:
 # ---------------------------------------------------------------- the export
 
 
-def _translator(translator_or_folder) -> Translator:
-    """A Translator from itself, a checkpoint folder, or None (the shipped checkpoint)."""
+def _translator(translator_or_folder, trust_unverified: bool = False) -> Translator:
+    """A Translator from itself, a checkpoint folder (refused without its SHA256SUMS unless
+    ``trust_unverified``: see :meth:`Translator.load`), or None (the shipped checkpoint)."""
     if translator_or_folder is None or isinstance(translator_or_folder, (str, os.PathLike)):
-        return Translator.load(translator_or_folder)
+        return Translator.load(translator_or_folder, trust_unverified=trust_unverified)
     if not isinstance(translator_or_folder, Translator):
         raise TypeError(f"translator_or_folder must be a Translator, a checkpoint folder or None "
                         f"(the shipped checkpoint); got {type(translator_or_folder).__name__}")
@@ -197,14 +198,32 @@ def _pad(buf: bytearray) -> int:
     return len(buf)
 
 
+_FLOAT16_MAX = torch.finfo(torch.float16).max  # 65504
+
+
+def _check_exportable(name: str, t: torch.Tensor, stored_as: str) -> None:
+    """A weight the browser can hold: finite, and within float16's range where it is stored as
+    float16 (a larger one would become inf in weights.bin)."""
+    bad = ~torch.isfinite(t)
+    if bad.any():
+        raise ValueError(f"tensor {name} holds {int(bad.sum())} non-finite value(s) (NaN or inf), "
+                         f"e.g. at index {tuple(bad.nonzero()[0].tolist())}: refusing to export it")
+    big = t.abs().max() if t.numel() else torch.tensor(0.0)
+    if stored_as == "float16" and float(big) > _FLOAT16_MAX:
+        raise ValueError(f"tensor {name} holds {float(big):g}, beyond float16's largest value "
+                         f"{_FLOAT16_MAX:g}: it would be stored as inf")
+
+
 def _weights(model, dtype: str) -> tuple[bytes, list[dict]]:
-    """The binary (little-endian) and its table of tensors."""
+    """The binary (little-endian) and its table of tensors. ValueError naming the tensor for a
+    weight that is not finite, or too large for float16 where it is stored as float16."""
     buf, table = bytearray(), []
     for name, t in _unique_tensors(model):
         t = t.detach().cpu()
         if not t.is_floating_point():
             raise ValueError(f"tensor {name} has dtype {t.dtype}; only floating-point weights "
                              f"can be exported")
+        _check_exportable(name, t, "int8" if dtype == "int8" and t.ndim == 2 else "float16")
         entry = {"name": name, "shape": list(t.shape)}
         if dtype == "int8" and t.ndim == 2:
             q, scale = quantize_int8(t)
@@ -244,13 +263,16 @@ def _check_dtype(dtype) -> str:
     return dtype
 
 
-def browser_files(translator_or_folder=None, dtype: str = "float16") -> dict[str, bytes]:
+def browser_files(translator_or_folder=None, dtype: str = "float16",
+                  trust_unverified: bool = False) -> dict[str, bytes]:
     """The export in memory: ``{"weights.bin": bytes, "model.json": bytes}`` (see the module's
     docstring). translator_or_folder: a :class:`~minformer.translator.Translator`, a checkpoint
     folder, or None for the shipped checkpoint (``data/checkpoints/en-es``, checked against its
-    sha256). dtype: "float16" (the checkpoint's own numbers) or "int8"."""
+    sha256). dtype: "float16" (the checkpoint's own numbers) or "int8". trust_unverified: load a
+    folder without its SHA256SUMS (:meth:`Translator.load`). ValueError for a model the browser
+    engine does not implement, or a weight that is NaN, inf or beyond float16's range."""
     _check_dtype(dtype)
-    translator = _translator(translator_or_folder)
+    translator = _translator(translator_or_folder, trust_unverified)
     _check_supported(translator)
     model = translator.model
     weights, table = _weights(model, dtype)
@@ -277,17 +299,19 @@ def _out_folder(out_folder) -> Path:
     return Path(out_folder)
 
 
-def export_for_browser(translator_or_folder=None, out_folder=None, dtype: str = "float16") -> dict[str, str]:
+def export_for_browser(translator_or_folder=None, out_folder=None, dtype: str = "float16",
+                       trust_unverified: bool = False) -> dict[str, str]:
     """Write the translator for the browser into ``out_folder`` (default ``_static/translator/``):
     ``weights.bin``, ``model.json`` and ``SHA256SUMS`` (the sha256 of the two). Returns
     {file name: sha256} of the three files written.
 
     translator_or_folder: a Translator, a checkpoint folder, or None (the shipped checkpoint).
-    dtype: "float16" or "int8". Each file is written beside its final name and renamed into place,
-    so an error never leaves a half-written file; other files in the folder are left alone."""
+    dtype: "float16" or "int8"; trust_unverified: as for :func:`browser_files`. Each file is
+    written beside its final name and renamed into place, so an error never leaves a half-written
+    file; other files in the folder are left alone."""
     _check_dtype(dtype)
     folder = _out_folder(out_folder)
-    files = browser_files(translator_or_folder, dtype)
+    files = browser_files(translator_or_folder, dtype, trust_unverified)
     sums = {name: _sha256(data) for name, data in files.items()}
     files[SUMS] = "".join(f"{h}  {n}\n" for n, h in sums.items()).encode("utf-8")
     sums[SUMS] = _sha256(files[SUMS])
@@ -305,7 +329,8 @@ def export_for_browser(translator_or_folder=None, out_folder=None, dtype: str = 
     return sums
 
 
-def check_export(folder=None, translator_or_folder=None) -> dict[str, str]:
+def check_export(folder=None, translator_or_folder=None,
+                 trust_unverified: bool = False) -> dict[str, str]:
     """Check that the export in ``folder`` (default ``_static/translator/``) is exactly what
     :func:`export_for_browser` makes from the checkpoint now (default: the shipped one), in the
     dtype its model.json names: every file byte for byte, and SHA256SUMS agreeing with them.
@@ -321,7 +346,7 @@ def check_export(folder=None, translator_or_folder=None) -> dict[str, str]:
                           f"Run `{REGENERATE}`") from None
     if dtype not in DTYPES:
         raise ExportError(f"{path} names dtype {dtype!r}, not one of {DTYPES}. Run `{REGENERATE}`")
-    expected = browser_files(translator_or_folder, dtype)
+    expected = browser_files(translator_or_folder, dtype, trust_unverified)
     sums = {}
     for name, data in expected.items():
         file = folder / name
@@ -342,29 +367,43 @@ def check_export(folder=None, translator_or_folder=None) -> dict[str, str]:
     return sums
 
 
-def main(argv=None) -> int:
-    """``python -m minformer.export [--dtype D] [--out FOLDER] [--checkpoint FOLDER] [--check]``."""
+def _main(argv) -> int:
     parser = argparse.ArgumentParser(prog="python -m minformer.export",
                                      description="Export the translator for the browser "
                                                  "(_static/translator/), or check the export.")
     parser.add_argument("--dtype", choices=DTYPES, default="float16")
     parser.add_argument("--out", default=None, help=f"output folder (default: {STATIC_DIR})")
-    parser.add_argument("--checkpoint", default=None, help="checkpoint folder (default: the shipped one)")
+    parser.add_argument("--checkpoint", default=None,
+                        help="checkpoint folder (default: the shipped one); checked against its "
+                             "own SHA256SUMS file, and refused without one")
+    parser.add_argument("--trust-unverified", action="store_true",
+                        help="export a --checkpoint folder that has no SHA256SUMS file")
     parser.add_argument("--check", action="store_true", help="only check the export against the checkpoint")
     args = parser.parse_args(argv)
     try:
         if args.check:
-            sums = check_export(args.out, args.checkpoint)
-            print(f"the export in {_out_folder(args.out)} matches the checkpoint")
+            sums = check_export(args.out, args.checkpoint, args.trust_unverified)
         else:
-            sums = export_for_browser(args.checkpoint, args.out, args.dtype)
-        for name, h in sums.items():
-            size = (_out_folder(args.out) / name).stat().st_size
-            print(f"{h}  {name}  ({size:,} bytes)")
-    except (ExportError, CheckpointError) as e:
+            sums = export_for_browser(args.checkpoint, args.out, args.dtype, args.trust_unverified)
+        sizes = {name: (_out_folder(args.out) / name).stat().st_size for name in sums}
+    except (ExportError, CheckpointError, ValueError, TypeError, OSError) as e:
+        # a checkpoint the engine does not implement (gelu), a weight it cannot hold, a folder
+        # that cannot be written: one line, never a traceback
         print(f"error: {e}", file=sys.stderr)
         return 1
+    if args.check:
+        print(f"the export in {_out_folder(args.out)} matches the checkpoint")
+    for name, h in sums.items():
+        print(f"{h}  {name}  ({sizes[name]:,} bytes)")
     return 0
+
+
+def main(argv=None) -> int:
+    """``python -m minformer.export [--dtype D] [--out FOLDER] [--checkpoint FOLDER]
+    [--trust-unverified] [--check]``: exit status 0, or 1 with one ``error:`` line on stderr."""
+    from .utils import run_command
+
+    return run_command(_main, "python -m minformer.export", argv)
 
 
 if __name__ == "__main__":

@@ -9,16 +9,19 @@
 
 Each input sentence gives exactly one output line, in input order. The default checkpoint is the
 one shipped in ``data/checkpoints/en-es``, checked against ``data/manifest.json`` before it is used;
-``--checkpoint DIR`` loads another folder written by :meth:`minformer.translator.Translator.save`
-(unchecked). Bad input (an empty or over-long sentence, a missing or altered checkpoint, a device
-that is not there) prints one line starting with ``error:`` on stderr and exits with status 1;
-a wrong option exits with status 2, as argparse does.
+``--checkpoint DIR`` loads another folder written by :meth:`minformer.translator.Translator.save`,
+checked against the folder's own SHA256SUMS: a folder without one is refused unless
+``--trust-unverified`` is given. A line that cannot be translated (too long, or one the search
+refuses) gives a blank output line and one line starting with ``error:`` on stderr that names it;
+the other lines are translated, and the exit status is 1. Input or a checkpoint that stops the
+whole run (no input, a missing or altered checkpoint, a device that is not there, a standard
+output that is closed or full) prints one ``error:`` line and exits with status 1; a wrong
+option exits with status 2, as argparse does.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import pickle
 import re
 import sys
@@ -107,7 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"the floor's slack in tokens (default: {MIN_LENGTH_SLACK})")
     parser.add_argument("--checkpoint", type=Path, metavar="DIR",
                         help="a checkpoint folder written by Translator.save (default: the shipped "
-                             "data/checkpoints/en-es, checked against data/manifest.json)")
+                             "data/checkpoints/en-es, checked against data/manifest.json); it "
+                             "is checked against its own SHA256SUMS file, and refused without one")
+    parser.add_argument("--trust-unverified", action="store_true",
+                        help="load a --checkpoint folder that has no SHA256SUMS file: nothing "
+                             "then shows that its weights and config are the ones saved")
     parser.add_argument("--device", choices=["cpu", "cuda", "mps"],
                         help="where to run the model (default: the CPU)")
     parser.add_argument("--no-split", action="store_true",
@@ -143,10 +150,11 @@ def read_lines(args_sentences: list[str], stdin=None) -> tuple[list[str], str]:
     return lines, "line"
 
 
-def load_translator(checkpoint: Path | None, device: str | None):
+def load_translator(checkpoint: Path | None, device: str | None,
+                    trust_unverified: bool = False):
     """The Translator of ``checkpoint`` (None: the shipped one, checked against the manifest) on
-    ``device``. Every way loading can fail comes out as :class:`CheckpointError` or ValueError
-    with a one-line message."""
+    ``device``; a folder without SHA256SUMS only with ``trust_unverified``. Every way loading can
+    fail comes out as :class:`CheckpointError` or ValueError with a one-line message."""
     from .translator import CheckpointError, Translator
     from .utils import pick_device
 
@@ -162,7 +170,7 @@ def load_translator(checkpoint: Path | None, device: str | None):
         raise CheckpointError(f"--checkpoint {checkpoint} is a file; give the folder that holds "
                               f"model.pt, config.json, tokenizer.json and train_log.json")
     try:
-        return Translator.load(checkpoint, device=dev)
+        return Translator.load(checkpoint, device=dev, trust_unverified=trust_unverified)
     except CheckpointError:
         raise
     except (OSError, ValueError, TypeError, KeyError, RuntimeError, EOFError, pickle.UnpicklingError) as e:
@@ -197,46 +205,97 @@ def plan_lines(lines: list[str], unit: str = "sentence", split: bool = True,
     return plan
 
 
-def translate_lines(translator, lines: list[str], unit: str = "sentence", beam: int = 4,
-                    length_penalty: float = 0.6, out=None, chunk: int = CHUNK,
-                    split: bool = True, err=None, min_length_ratio: float = MIN_LENGTH_RATIO,
-                    min_length_slack: int = MIN_LENGTH_SLACK) -> int:
-    """Translate ``lines`` and write exactly one output line per input line to ``out`` (default
-    ``sys.stdout``), ``chunk`` lines at a time, flushing after each chunk. A line of several
-    sentences is translated sentence by sentence (unless ``split`` is False) and the
-    translations joined by a space; a blank line gives a blank line. Every sentence is checked
-    (and tokenized, once) before any output: an over-long one raises :class:`InputError` naming
-    its line. min_length_ratio, min_length_slack: the length floor (see
-    :meth:`Translator.search`). Returns the number of lines written."""
-    out = sys.stdout if out is None else out
-    plan = plan_lines(lines, unit, split, err)
-    flat = [(n, s) for n, sentences in enumerate(plan) for s in sentences]
+def _encode(translator, sentences: list[str], unit: str, n: int) -> list[list[int]]:
+    """The source ids of line ``n``'s sentences; InputError naming the line if one is refused."""
     ids = []
-    for n, sentence in flat:
+    for sentence in sentences:
         try:
             ids += translator.encode_sources([sentence])
         except ValueError as e:
-            what = "a sentence of " if len(plan[n]) > 1 else ""
+            what = "a sentence of " if len(sentences) > 1 else ""
             message = re.sub(r"^sentence 1 is ", "", str(e))
             raise InputError(f"{what}{unit} {n + 1} is {message}") from None
-    translated = {}
+    return ids
+
+
+def _search_lines(translator, ids: dict[int, list], unit: str, options: dict,
+                  failed: dict[int, str]) -> dict[int, str]:
+    """{line: its sentences' translations joined} for the lines of ``ids`` ({line: source ids of
+    its sentences}), translated together; when the search refuses the batch (a length penalty
+    too large for a long sentence, say), line by line, each line it refuses going to
+    ``failed``."""
+    def search(lines):
+        flat = [(n, x) for n in lines for x in ids[n]]
+        texts = translator.translate_ids([x for _, x in flat], **options)
+        joined: dict[int, list[str]] = {n: [] for n in lines}
+        for (n, _), text in zip(flat, texts):
+            joined[n].append(" ".join(text.split()))
+        return {n: " ".join(parts) for n, parts in joined.items()}
+
+    if len(ids) > 1:
+        try:
+            return search(list(ids))
+        except ValueError:
+            pass  # which line the search refuses: each on its own
+    done = {}
+    for n in ids:
+        done.update(_search_one(search, n, unit, failed))
+    return done
+
+
+def _search_one(search, n: int, unit: str, failed: dict[int, str]) -> dict[int, str]:
+    try:
+        return search([n])
+    except ValueError as e:
+        failed[n] = f"{unit} {n + 1} could not be translated: {e}"
+        return {}
+
+
+def translate_lines(translator, lines: list[str], unit: str = "sentence", beam: int = 4,
+                    length_penalty: float = 0.6, out=None, chunk: int = CHUNK,
+                    split: bool = True, err=None, min_length_ratio: float = MIN_LENGTH_RATIO,
+                    min_length_slack: int = MIN_LENGTH_SLACK) -> tuple[int, list[int]]:
+    """Translate ``lines`` and write exactly one output line per input line to ``out`` (default
+    ``sys.stdout``), ``chunk`` lines at a time, flushing after each chunk. A line of several
+    sentences is translated sentence by sentence (unless ``split`` is False) and the
+    translations joined by a space; a blank line gives a blank line.
+
+    A line that cannot be translated (a sentence too long for the model, or one the search
+    refuses, such as a length penalty that overflows for its length) gives a blank output line
+    and, on ``err`` (default ``sys.stderr``), a line ``minformer-translate: error: line N ...``
+    naming it and the reason; the lines after it are translated as usual. Every sentence is
+    tokenized once, before any output. min_length_ratio, min_length_slack: the length floor
+    (see :meth:`Translator.search`).
+
+    Returns ``(written, failed)``: the number of lines written, and the numbers (from 1) of
+    those that could not be translated."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    plan = plan_lines(lines, unit, split, err)
+    failed: dict[int, str] = {}
+    ids = {}
+    for n, sentences in enumerate(plan):
+        try:
+            ids[n] = _encode(translator, sentences, unit, n)
+        except InputError as e:
+            failed[n] = str(e)
+    options = dict(beam_size=beam, length_penalty=length_penalty,
+                   min_length_ratio=min_length_ratio, min_length_slack=min_length_slack)
     written = 0
     for start in range(0, len(plan), chunk):
-        todo = [k for k, (n, _) in enumerate(flat) if start <= n < start + chunk]
-        for k, text in zip(todo, translator.translate_ids([ids[k] for k in todo], beam_size=beam,
-                                                          length_penalty=length_penalty,
-                                                          min_length_ratio=min_length_ratio,
-                                                          min_length_slack=min_length_slack)):
-            translated.setdefault(flat[k][0], []).append(" ".join(text.split()))
-        for n in range(start, min(start + chunk, len(plan))):
-            out.write(" ".join(" ".join(translated.get(n, [])).split()) + "\n")  # one per line
+        rows = range(start, min(start + chunk, len(plan)))
+        todo = {n: ids[n] for n in rows if n in ids and ids[n]}
+        translated = _search_lines(translator, todo, unit, options, failed) if todo else {}
+        for n in rows:
+            if n in failed:
+                print(f"{PROG}: error: {failed[n]}", file=err)
+            out.write(" ".join(translated.get(n, "").split()) + "\n")  # one per line
             written += 1
         out.flush()
-    return written
+    return written, [n + 1 for n in sorted(failed)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0, 1 for bad input, 2 for bad options)."""
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.sentences and sys.stdin.isatty():
@@ -248,20 +307,25 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         lines, unit = read_lines(args.sentences)
-        translator = load_translator(args.checkpoint, args.device)
-        translate_lines(translator, lines, unit, args.beam, args.length_penalty,
-                        split=not args.no_split, min_length_ratio=args.min_length_ratio,
-                        min_length_slack=args.min_length_slack)
+        translator = load_translator(args.checkpoint, args.device, args.trust_unverified)
+        _, failed = translate_lines(translator, lines, unit, args.beam, args.length_penalty,
+                                    split=not args.no_split,
+                                    min_length_ratio=args.min_length_ratio,
+                                    min_length_slack=args.min_length_slack)
     except (InputError, CheckpointError, ValueError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
-    except BrokenPipeError:  # `... | head -1`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        return 0
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    return 0
+    return EXIT_ERROR if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status: 0, 1 for bad input (some line that could
+    not be translated, or a run that could not start) or an output that cannot be written, 2
+    for bad options. A closed or full standard output, or Ctrl-C, ends it with one line on
+    stderr (:func:`minformer.utils.run_command`)."""
+    from .utils import run_command
+
+    return run_command(_main, PROG, argv)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Small helpers every chapter uses: seeds, the device, a timer, peak memory, where the data
-lives, and :func:`evaluating` (run a model in eval mode, then give it back its mode)."""
+lives, and :func:`evaluating` (run a model in eval mode, then give it back its mode); and
+:func:`run_command`, which every ``python -m minformer.<command>`` runs its main through."""
 
 import contextlib
+import errno
 import os
 import random
 import sys
@@ -17,8 +19,11 @@ DATA_ENV_VAR = "MINFORMER_DATA"
 
 
 def seed_everything(seed: int = 0) -> None:
-    """Seed Python's, NumPy's and PyTorch's (CPU and CUDA) random generators with ``seed``."""
-    integer(seed, "seed", minimum=0)
+    """Seed Python's, NumPy's and PyTorch's (CPU and CUDA) random generators with ``seed``, an
+    int in 0..2**64 - 1 (PyTorch's range; a NumPy integer is taken as the int it holds)."""
+    seed = integer(seed, "seed", minimum=0)
+    if seed >= 2**64:
+        raise ValueError(f"seed must be an int in 0..2**64 - 1 (PyTorch's range); got {seed}")
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)  # also seeds every CUDA device
@@ -167,3 +172,76 @@ def data_dir() -> Path:
         f"next to code/). Install minformer from a clone of the book's repository "
         f"(`pip install -e .` in the clone), or set {DATA_ENV_VAR} to the folder holding the data."
     )
+
+
+# ---------------------------------------------------------------- command lines
+
+
+class OutputError(OSError):
+    """Standard output cannot be written: closed (``>&-``), full (``/dev/full``), a lost disk."""
+
+
+class _GuardedOutput:
+    """``stream`` whose write and flush raise :class:`OutputError` for an OSError, so that a
+    failure to write the output is told apart from one to read a file. A closed pipe stays a
+    BrokenPipeError (the reader left: not an error)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _call(self, method, *args):
+        try:
+            return getattr(self._stream, method)(*args)
+        except BrokenPipeError:
+            raise
+        except (OSError, ValueError) as e:  # ValueError: "I/O operation on closed file"
+            raise OutputError(getattr(e, "errno", None) or errno.EIO,
+                              getattr(e, "strerror", None) or str(e)) from None
+
+    def write(self, text):
+        return self._call("write", text)
+
+    def flush(self):
+        return self._call("flush")
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so that the interpreter's last flush of what is
+    left in sys.stdout's buffer succeeds quietly instead of printing a second error."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+    except (AttributeError, OSError, ValueError):  # no real stdout (a test's capture)
+        pass
+
+
+def run_command(main, prog: str, argv=None) -> int:
+    """``main(argv)``'s exit status, where what can go wrong with the terminal ends the command
+    with one line on stderr, never a traceback: a closed standard output (``>&-``, checked
+    before anything runs) or one that cannot be written (``/dev/full``: status 1, the message
+    names the reason); a reader that left (``| head -1``: status 0, as for ``cat``); Ctrl-C
+    (status 130)."""
+    if sys.stdout is None:
+        print(f"{prog}: error: standard output is closed: send it to a file or /dev/null "
+              f"instead of closing it", file=sys.stderr)
+        return 1
+    stdout = sys.stdout
+    sys.stdout = _GuardedOutput(stdout)
+    try:
+        status = main(argv)
+        sys.stdout.flush()
+        return status
+    except OutputError as e:
+        _silence_stdout()
+        print(f"{prog}: error: cannot write to standard output: {e.strerror}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        sys.stdout = stdout
