@@ -181,6 +181,70 @@ def test_altered_file_gives_both_checksums_and_how_to_rebuild(data_copy):
     assert str(path) in message and "python data/build.py" in message
 
 
+def test_a_file_altered_in_place_with_its_size_and_mtime_kept_is_caught(data_copy):
+    """An edit that keeps the size and the modification time (a tab removed, a character added)
+    is caught by the checksum, not skipped by a cache and met later as a malformed row."""
+    path = data_copy / "translation" / "test.tsv"
+    assert len(data.load_translation_pairs("test")) == SIZES["test"]
+    stat = path.stat()
+    raw = path.read_bytes()
+    row = raw.index(b"\t", raw.index(b"\n") + 1)  # the first tab of the first row
+    path.write_bytes(raw[:row] + b" " + raw[row + 1:])  # two fields on that row instead of three
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    with pytest.raises(data.DataChecksumError, match="has been altered"):
+        data.load_translation_pairs("test")
+
+
+def test_a_malformed_row_is_named(data_copy, monkeypatch):
+    path = data_copy / "translation" / "valid.tsv"
+    raw = path.read_bytes()
+    row = raw.index(b"\t", raw.index(b"\n") + 1)
+    path.write_bytes(raw[:row] + b" " + raw[row + 1:])
+    entry = json.loads((data_copy / "manifest.json").read_text())
+    entry["files"]["translation/valid.tsv"]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    (data_copy / "manifest.json").write_text(json.dumps(entry))
+    with pytest.raises(ValueError, match=r"translation/valid.tsv line 2: expected 3 tab-separated "
+                                         r"fields \(en, es, attribution\), found 2"):
+        data.load_translation_pairs("valid")
+
+
+@pytest.mark.parametrize("name", ["../outside.txt", "translation/../../outside.txt",
+                                  "/etc/hostname", "..\\outside.txt"])
+def test_manifest_paths_outside_the_data_folder_are_refused_unread(data_copy, name, monkeypatch):
+    outside = data_copy.parent / "outside.txt"
+    outside.write_text("secret")
+    manifest_ = json.loads((data_copy / "manifest.json").read_text())
+    manifest_["files"][name] = {"sha256": "0" * 64, "bytes": 6, "source": "?"}
+    (data_copy / "manifest.json").write_text(json.dumps(manifest_))
+    opened = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: opened.append(self) or real(self))
+    for call in (lambda: data.verify(name), data.verify_all):
+        with pytest.raises(ValueError, match="outside the data folder: refused|not inside the data") as error:
+            call()
+        assert "secret" not in str(error.value) and "sha256" not in str(error.value)
+    assert not [p for p in opened if "outside" in str(p) or str(p).startswith("/etc")]
+
+
+def test_a_link_out_of_the_data_folder_is_refused(data_copy):
+    outside = data_copy.parent / "outside.txt"
+    outside.write_text("secret")
+    (data_copy / "translation" / "valid.tsv").unlink()
+    (data_copy / "translation" / "valid.tsv").symlink_to(outside)
+    with pytest.raises(ValueError, match="leads outside the data folder"):
+        data.load_translation_pairs("valid")
+
+
+def test_a_manifest_that_is_not_json_names_the_file(data_copy):
+    (data_copy / "manifest.json").write_text('{"files": {')
+    with pytest.raises(ValueError, match=r"data manifest .*manifest.json is not valid JSON"):
+        data.load_translation_pairs("valid")
+    (data_copy / "manifest.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match=r"manifest.json must be a JSON object with a \"files\""):
+        data.verify_all()
+
+
 def test_missing_manifest_is_explained(data_copy):
     (data_copy / "manifest.json").unlink()
     with pytest.raises(FileNotFoundError, match="missing data manifest .*python data/build.py"):

@@ -7,9 +7,11 @@ Two data sets ship with the book (``data/README.md`` gives sources, licenses and
   :func:`load_translation_pairs`.
 - WikiText-2 raw English text (Wikipedia articles): :func:`load_wikitext`.
 
-Every file is checked against its sha256 the first time it is read in a process; a missing or
-altered file raises an error that names the file and the command that rebuilds it
-(``python data/build.py``).
+Every file is checked against its sha256 each time it is read (the bytes are read anyway, and
+a file edited in place can keep its size and modification time); a missing or altered file
+raises an error that names the file and the command that rebuilds it (``python data/build.py``).
+Only files inside the data folder are read: a manifest entry such as ``../../etc/passwd`` or
+``/etc/passwd`` is refused without being opened.
 """
 
 import gzip
@@ -31,9 +33,6 @@ class DataChecksumError(ValueError):
     """A data file's sha256 differs from the one recorded in ``data/manifest.json``."""
 
 
-_verified: dict[tuple, str] = {}  # (path, size, mtime_ns, inode) -> sha256, for this process
-
-
 def _check_split(split: str, splits=SPLITS) -> None:
     if split not in splits:
         raise ValueError(f"unknown split {split!r}; choose one of {', '.join(splits)}")
@@ -46,7 +45,24 @@ def load_manifest() -> dict:
         raise FileNotFoundError(
             f"missing data manifest {path}. Restore it from the repository or run {REBUILD}."
         )
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"data manifest {path} is not valid JSON ({e}). Restore it from the "
+                         f"repository or run {REBUILD}.") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise ValueError(f"data manifest {path} must be a JSON object with a \"files\" object")
+    return manifest
+
+
+def _inside(name: str, manifest: Path) -> str:
+    """``name`` if it is a relative path that stays inside the data folder (no ``..``, not
+    absolute); ValueError naming it and the manifest otherwise, before anything is opened."""
+    if (not isinstance(name, str) or not name or Path(name).is_absolute()
+            or ".." in Path(name).parts or "\\" in name):
+        raise ValueError(f"{manifest} lists {name!r}, a path outside the data folder: refused "
+                         f"(entries are relative paths inside it, like 'translation/train.tsv')")
+    return name
 
 
 def _read_verified(name: str) -> tuple[bytes, str]:
@@ -55,25 +71,23 @@ def _read_verified(name: str) -> tuple[bytes, str]:
     files = load_manifest()["files"]
     if name not in files:
         raise ValueError(f"{name!r} is not listed in {folder / MANIFEST}; known: {sorted(files)}")
-    path = folder / name
+    path = folder / _inside(name, folder / MANIFEST)
+    if not path.resolve().is_relative_to(folder.resolve()):  # a link out of the folder
+        raise ValueError(f"data file {path} leads outside the data folder {folder}: refused")
     if not path.is_file():
         raise FileNotFoundError(
             f"missing data file {name}: looked for {path} (data folder {folder}; set "
             f"MINFORMER_DATA to use another). Restore it from the repository or run {REBUILD}."
         )
     data = path.read_bytes()
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ino)
     expected = files[name]["sha256"]
-    if _verified.get(key) != expected:
-        found = hashlib.sha256(data).hexdigest()
-        if found != expected:
-            raise DataChecksumError(
-                f"data file {path} has been altered: expected sha256 {expected} "
-                f"({files[name]['bytes']:,} bytes), found {found} ({len(data):,} bytes). "
-                f"Restore it with `git checkout -- data/{name}` or run {REBUILD}."
-            )
-        _verified[key] = found
+    found = hashlib.sha256(data).hexdigest()
+    if found != expected:
+        raise DataChecksumError(
+            f"data file {path} has been altered: expected sha256 {expected} "
+            f"({files[name]['bytes']:,} bytes), found {found} ({len(data):,} bytes). "
+            f"Restore it with `git checkout -- data/{name}` or run {REBUILD}."
+        )
     return data, expected
 
 
@@ -91,8 +105,12 @@ def verify(name: str | os.PathLike) -> str:
 
 
 def verify_all() -> dict[str, str]:
-    """Check every file listed in ``data/manifest.json``; returns {name: sha256}."""
-    return {name: verify(name) for name in load_manifest()["files"]}
+    """Check every file listed in ``data/manifest.json``; returns {name: sha256}. Every listed
+    path is checked to lie inside the data folder before any file is read."""
+    names = list(load_manifest()["files"])
+    for name in names:
+        _inside(name, data_dir() / MANIFEST)
+    return {name: verify(name) for name in names}
 
 
 def load_translation_pairs(split: str, with_attribution: bool = False) -> list[tuple[str, ...]]:
@@ -114,6 +132,10 @@ def load_translation_pairs(split: str, with_attribution: bool = False) -> list[t
     if header != "en\tes\tattribution":
         raise ValueError(f"translation/{split}.tsv: unexpected header {header!r}")
     triples = [tuple(row.split("\t")) for row in rows]
+    for n, triple in enumerate(triples, 2):
+        if len(triple) != 3:
+            raise ValueError(f"translation/{split}.tsv line {n}: expected 3 tab-separated "
+                             f"fields (en, es, attribution), found {len(triple)}")
     return triples if with_attribution else [(en, es) for en, es, _ in triples]
 
 
