@@ -83,6 +83,13 @@ def test_a_stub_is_reported_not_raised(capsys):
     assert "not written yet: fill in stub" in capsys.readouterr().out
 
 
+def test_rejects_a_no_op_answer_without_dividing_by_zero():
+    def nothing_picked(tokens, mask_id, vocab_size, special_ids, generator):
+        return tokens.clone(), torch.full_like(tokens, -100)
+
+    rejects(check_mask_tokens, nothing_picked, "no position was picked (every target is -100)")
+
+
 def test_rejects_masking_every_picked_token():
     def all_masked(tokens, mask_id, vocab_size, special_ids, generator):
         picked = ~torch.isin(tokens, torch.tensor(special_ids))

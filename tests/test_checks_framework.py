@@ -134,6 +134,29 @@ def test_stub_names_the_function_that_is_not_written(capsys):
     assert "fill in my_merge_heads above" in capsys.readouterr().out
 
 
+def test_a_library_not_implemented_error_is_a_failure_not_a_stub(capsys):
+    """A NotImplementedError raised by a library the reader's function calls (here a PyTorch
+    operation, and a function of another module) is the reader's error to see, not the line
+    of an unfilled stub."""
+    def calls_a_library(X, n_heads):
+        return torch.nn.Module()(X)  # Module.forward: NotImplementedError inside torch
+
+    with pytest.raises(checks.CheckFailed, match="raised NotImplementedError"):
+        checks.check_split_heads(calls_a_library, _merge)
+    assert "not written" not in capsys.readouterr().out
+
+
+def test_a_stub_helper_of_the_reader_is_still_a_stub(capsys):
+    def helper(H):
+        raise NotImplementedError
+
+    def my_split_heads(H, n_heads):
+        return helper(H)
+
+    checks.check_split_heads(my_split_heads, _merge)
+    assert "not written yet: fill in my_split_heads" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_correct_answers_pass_on_every_seed_with_the_same_line(name, capsys):
     check, answers, title = SOLUTIONS[name]

@@ -16,7 +16,10 @@ each public checker in :func:`checker`, which
 import copy
 import functools
 import inspect
+import linecache
+import os
 import secrets
+import sysconfig
 
 import numpy as np
 import torch
@@ -76,7 +79,9 @@ def checker(title: str):
             except NotWritten as e:
                 not_written(e.name)
                 return None
-            except NotImplementedError:  # raised outside call(): name the first function
+            except NotImplementedError as e:  # raised outside call(): name the first function
+                if not raised_by_a_stub(e):
+                    raise  # a library's NotImplementedError: a real error, not a stub
                 not_written(fn_name(fns[0]) if fns else "the function")
                 return None
             except CheckFailed as e:
@@ -162,15 +167,14 @@ def call(fn, *args, what: str = "your function", where: str = ""):
     before = [snapshot(a) for a in args]
     try:
         out = fn(*args)
-    except NotImplementedError:
-        raise NotWritten(fn_name(fn)) from None
+    except NotImplementedError as e:
+        if raised_by_a_stub(e):
+            raise NotWritten(fn_name(fn)) from None
+        _raised(e, fn, args, what, where)
     except CheckFailed:
         raise
     except Exception as e:  # the reader's bug: say which input triggered it
-        names = _arg_names(fn, len(args))
-        shapes = ", ".join(f"{n.strip('`')} {_describe(a)}" for n, a in zip(names, args))
-        on = f"on {where}: " if where else ""
-        fail(f"{on}{what} raised {type(e).__name__} for {shapes}: {e}")
+        _raised(e, fn, args, what, where)
     for name, a, b in zip(_arg_names(fn, len(args)), args, before):
         if not same(a, b):
             on = f"on {where}: " if where else ""
@@ -178,6 +182,39 @@ def call(fn, *args, what: str = "your function", where: str = ""):
                  "or a method ending in _ such as .sub_()); leave the caller's data as it "
                  "was: work on a copy or build a new array")
     return out
+
+
+def _raised(e: Exception, fn, args, what: str, where: str):
+    """Fail with the reader's exception and the inputs that triggered it."""
+    names = _arg_names(fn, len(args))
+    shapes = ", ".join(f"{n.strip('`')} {_describe(a)}" for n, a in zip(names, args))
+    on = f"on {where}: " if where else ""
+    fail(f"{on}{what} raised {type(e).__name__} for {shapes}: {e}")
+
+
+_LIBRARY_ROOTS = tuple(
+    os.path.realpath(p) + os.sep for p in {
+        sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+        sysconfig.get_paths()["stdlib"], os.path.dirname(os.path.dirname(__file__))})
+
+
+def raised_by_a_stub(err: NotImplementedError) -> bool:
+    """Did the reader's own code raise ``err`` (a stub's ``raise NotImplementedError``)? Not
+    when it came from a library the reader's function called (PyTorch's "not implemented for
+    this dtype", the package's own): the innermost frame must be outside the installed
+    libraries and the package, and its line must be the ``raise`` itself (a NotImplementedError
+    from compiled code surfaces on the line that called it)."""
+    tb = err.__traceback__
+    if tb is None:
+        return True
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    path = os.path.realpath(code.co_filename)
+    if path.startswith(_LIBRARY_ROOTS):
+        return False
+    line = linecache.getline(code.co_filename, tb.tb_lineno, tb.tb_frame.f_globals).strip()
+    return not line or line.startswith("raise") or "NotImplementedError" in line
 
 
 def _describe(a) -> str:

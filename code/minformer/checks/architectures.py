@@ -117,6 +117,9 @@ def _exact(where, tokens, inputs, targets, mask_id, vocab, special):
     if picked.all():
         fail(f"on {where}: every position has a target; only the picked ~15% are predicted, "
              f"the others get target {IGNORE} (ignored by the loss)")
+    if not picked.any():
+        fail(f"on {where}: no position was picked (every target is {IGNORE}); pick each real "
+             f"token with probability 0.15 and give it its original id as the target")
     if (picked & is_special).any():
         ids = sorted({int(i) for i in tokens[picked & is_special].unique()})
         kind = ("padding tokens (id 0)" if ids == [0] else f"tokens with special ids {ids}")
