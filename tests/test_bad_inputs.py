@@ -24,9 +24,16 @@ import minformer.attention as attention  # noqa: E402
 from minformer.attention import (  # noqa: E402
     EmptyRowWarning,
     attention_weights,
+    chunked_attention,
     dot_product_attention,
     scaled_dot_product_attention,
     softmax,
+)
+from minformer.blocks import (  # noqa: E402
+    EncoderLayer,
+    FeedForward,
+    copy_weights_from_torch,
+    copy_weights_to_torch,
 )
 from minformer.decode import (  # noqa: E402
     beam_search,
@@ -36,6 +43,7 @@ from minformer.decode import (  # noqa: E402
     sample_next,
     sequence_scores,
 )
+from minformer.export import browser_files  # noqa: E402
 from minformer.masks import (  # noqa: E402
     causal_mask,
     padding_mask,
@@ -43,20 +51,34 @@ from minformer.masks import (  # noqa: E402
     to_additive_mask,
     to_torch_mask,
 )
-from minformer.metrics import bleu_from_stats, ngrams  # noqa: E402
-from minformer.multihead import MultiHeadAttention, MultiHeadAttentionLoop  # noqa: E402
+from minformer.metrics import bleu_from_stats, bucket_label, ngrams  # noqa: E402
+from minformer.multihead import (  # noqa: E402
+    MultiHeadAttention,
+    MultiHeadAttentionLoop,
+    grouped_query_attention,
+    repeat_kv,
+)
 from minformer.plots import attention_heatmap  # noqa: E402
 from minformer.positional import (  # noqa: E402
     LearnedPositions,
     SinusoidalPositions,
     sinusoidal_encoding,
 )
-from minformer.rnn import Seq2SeqGRU  # noqa: E402
-from minformer.tokenizer import BPETokenizer  # noqa: E402
-from minformer.train import smoothed_cross_entropy, train  # noqa: E402
-from minformer.train_translator import train_translator  # noqa: E402
+from minformer.rnn import AdditiveAttention, Seq2SeqGRU  # noqa: E402
+from minformer.sentences import not_english_reason  # noqa: E402
+from minformer.tokenizer import BPETokenizer, pad_sequences  # noqa: E402
+from minformer.train import (  # noqa: E402
+    sequence_loss,
+    smoothed_cross_entropy,
+    train,
+    warmup_inverse_sqrt,
+    warmup_linear_decay,
+)
+from minformer.train_translator import average_states, train_translator  # noqa: E402
 from minformer.transformer import DecoderOnly, Transformer, TransformerConfig  # noqa: E402
-from minformer.utils import evaluating  # noqa: E402
+from minformer.translator import Translator  # noqa: E402
+from minformer.utils import evaluating, seed_everything  # noqa: E402
+from minformer.variants import random_windows  # noqa: E402
 from minformer.word2vec import (  # noqa: E402
     CBOW,
     SkipGram,
@@ -70,6 +92,7 @@ from minformer.word2vec import (  # noqa: E402
     negative_sampling_loss,
     noise_distribution,
     skipgram_pairs,
+    subsample,
     train_word2vec,
     unigram_table,
 )
@@ -181,6 +204,58 @@ def _train_translator(config=None, **kw):
                             [("low", "lower")], steps=1, progress=False, device="cpu", **kw)
 
 
+def _near_300():
+    """float16 Q, K near 300 (d_k = 64): the scores Q Kᵀ / 8 ≈ 7·10⁵ overflow float16."""
+    Q, K = ((300 + r(6, 64, seed=s)).half() for s in (1, 2))
+    return Q, K, r(6, 64, seed=3).half()
+
+
+def _fp16_300(ours, theirs=F.scaled_dot_product_attention):
+    Q, K, V = _near_300()
+    assert not torch.isfinite((Q / 8) @ K.T).all()
+    out, ref = ours(Q, K, V), theirs(Q, K, V)
+    assert out.dtype == torch.float16 and torch.isfinite(ref).all()
+    torch.testing.assert_close(out.float(), ref.float(), atol=2e-3, rtol=2e-3)
+    return out
+
+
+def _mha_fp16_300(need_weights):
+    """MultiHeadAttention in float16 whose projections pass x (entries near 300) through: the
+    explicit path (need_weights) must stay finite and agree with PyTorch's fused one."""
+    m = MultiHeadAttention(16, 4).eval()
+    with torch.no_grad():
+        m.in_proj_weight.copy_(torch.eye(16).repeat(3, 1))
+        m.in_proj_bias.zero_()
+    m = m.half()
+    x = (300 + r(1, 5, 16)).half()
+    y, _ = m(x, need_weights=True)
+    torch.testing.assert_close(y.float(), m(x).float(), atol=0.05, rtol=2e-3)
+    return y
+
+
+def _w2v_ids(batch):
+    """centers (batch,), contexts (batch,), negatives (batch, 2) of a 10-word vocabulary."""
+    return (torch.arange(batch) % 10, (torch.arange(batch) + 1) % 10,
+            torch.zeros(batch, 2, dtype=torch.long))
+
+
+def _torch_layer(**kw):
+    return torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, **kw)
+
+
+def _g():
+    return torch.Generator().manual_seed(0)
+
+
+def _exportable(value):
+    """A tiny Translator for the browser export with one weight set to ``value``."""
+    torch.manual_seed(0)
+    model = Transformer(_tt_config()).eval()
+    with torch.no_grad():
+        model.encoder.layers[0].ffn.linear1.weight[0, 1] = value
+    return Translator(model, tok(), max_source_tokens=16)
+
+
 def finite(out):
     out = out[0] if isinstance(out, tuple) else out
     return bool(torch.isfinite(torch.as_tensor(out)).all())
@@ -277,6 +352,14 @@ CASES = [
         r(2, 2, 5, 4), r(2, 2, 5, 4), r(2, 2, 5, 4), padding_mask([5, 3, 1])),
      (ValueError, r"\(3, 1, 1, 5\) does not fit.*\(2, 2, 5, 5\)")),
     ("sdpa-fp16-large", lambda: _fp16_case(), finite),
+    ("sdpa-fp16-near-300", lambda: _fp16_300(scaled_dot_product_attention), finite),
+    ("chunked-fp16-near-300", lambda: _fp16_300(
+        lambda Q, K, V: chunked_attention(Q, K, V, block_size=3)), finite),
+    ("chunked-fp16-near-300-causal", lambda: _fp16_300(
+        lambda Q, K, V: chunked_attention(Q, K, V, block_size=4, causal=True),
+        lambda Q, K, V: F.scaled_dot_product_attention(Q, K, V, is_causal=True)), finite),
+    ("sdpa-fp16-weights-near-300", lambda: scaled_dot_product_attention(
+        *_near_300(), return_weights=True), lambda out: finite(out[1]) and out[1].dtype == torch.float16),
     ("sdpa-weights", lambda: scaled_dot_product_attention(
         r(3, 4), r(5, 4), r(5, 2), return_weights=True),
      lambda out: out[1].shape == (3, 5) and torch.allclose(out[1].sum(-1), torch.ones(3))),
@@ -361,6 +444,18 @@ CASES = [
         r(2, 5, 16), mask=padding_mask([5, 4], head_axis=False)),
      (ValueError, r"\(2, 1, 5\) is ambiguous")),
     ("mha-batch-mismatch", lambda: mha()(X3, X3[:2]), (ValueError, "same batch size")),
+    ("mha-fp16-near-300-weights", lambda: _mha_fp16_300(need_weights=True), finite),
+    ("repeat-kv-not-a-multiple", lambda: repeat_kv(r(1, 2, 3, 4), 3),
+     (ValueError, r"n_heads=3 must be a multiple of X's 2 key/value heads")),
+    ("repeat-kv-fewer-heads", lambda: repeat_kv(r(1, 2, 3, 4), 1),
+     (ValueError, r"n_heads=1 must be a multiple of X's 2")),
+    ("repeat-kv-zero", lambda: repeat_kv(r(1, 2, 3, 4), 0),
+     (ValueError, "n_heads must be a positive int; got 0")),
+    ("repeat-kv-3d", lambda: repeat_kv(r(2, 3, 4), 2), (ValueError, r"X must have 4 axes")),
+    ("repeat-kv-ok", lambda: repeat_kv(r(1, 2, 3, 4), 4), lambda y: y.shape == (1, 4, 3, 4)),
+    ("gqa-zero-kv-heads", lambda: grouped_query_attention(r(1, 2, 3, 4), r(1, 0, 3, 4),
+                                                          r(1, 0, 3, 4)),
+     (ValueError, r"K and V need the same number of heads g")),
     # ---------------------------------------------------------------- positions
     ("sin-d-float", lambda: sinusoidal_encoding(4, 2.5), (TypeError, r"d must be an int; got 2\.5")),
     ("sin-int-dtype", lambda: sinusoidal_encoding(4, 8, dtype=torch.int64),
@@ -421,6 +516,28 @@ CASES = [
     ("tok-id-to-token-neg", lambda: tok().id_to_token(-1), (ValueError, r"unknown token ids \[-1\]")),
     ("tok-allowed-special-str", lambda: tok().encode("x", allowed_special="<bos>"),
      (TypeError, "wrap one token in a set")),
+    ("tok-pad-float", lambda: tok().pad([[1, 2.5]]),
+     (TypeError, r"seqs\[0\]\[1\] must be an int token id; got 2\.5 \(float\)")),
+    ("tok-pad-float-whole", lambda: tok().pad([[1, 2.0]]), (TypeError, r"got 2\.0")),
+    ("tok-pad-bool", lambda: tok().pad([[True, 1]]), (TypeError, r"seqs\[0\]\[0\].*True")),
+    ("tok-pad-negative", lambda: tok().pad([[5], [-1]]),
+     (ValueError, r"seqs\[1\]\[0\] = -1 is not a token id: ids are in \[0, 268\)")),
+    ("tok-pad-huge", lambda: tok().pad([[10**9]]),
+     (ValueError, r"= 1000000000 is not a token id: ids are in \[0, 268\)")),
+    ("tok-pad-float-tensor", lambda: tok().pad([torch.tensor([1.0, 2.0])]),
+     (TypeError, r"seqs\[0\]\[0\] must be an int token id; got 1\.0")),
+    ("tok-pad-tensor-ok", lambda: tok().pad([torch.tensor([5, 6]), np.array([7])]),
+     lambda out: out[0].tolist() == [[5, 6], [7, 0]] and out[1].tolist() == [2, 1]),
+    ("pad-sequences-truncating-float", lambda: pad_sequences([[1, 1.9]], 0),
+     (TypeError, r"got 1\.9")),
+    ("pad-sequences-numpy-bool", lambda: pad_sequences([[np.True_]], 0),
+     (TypeError, "must be an int token id; got np.True_")),
+    ("pad-sequences-negative", lambda: pad_sequences([[1, -2]], 0),
+     (ValueError, r"seqs\[0\]\[1\] = -2 is not a token id: ids are ints ≥ 0")),
+    ("pad-sequences-pad-id-negative", lambda: pad_sequences([[1]], -1),
+     (ValueError, r"pad_id must be an int ≥ 0; got -1")),
+    ("pad-sequences-vocab", lambda: pad_sequences([[1]], 5, vocab_size=4),
+     (ValueError, "pad_id=5 is not a token id of a vocabulary of 4")),
     # ---------------------------------------------------------------- word2vec
     ("vocab-encode-str", lambda: vocab().encode("cat"),
      (TypeError, "tokens must be a list of words, not a single str.*'cat'")),
@@ -490,6 +607,60 @@ CASES = [
     ("cosine-dims", lambda: cosine_similarity(r(3), r(4)), (ValueError, r"\(3,\), \(4,\)")),
     ("cosine-bool", lambda: cosine_similarity(torch.ones(3, dtype=torch.bool), r(3)),
      (TypeError, "A must hold numbers")),
+    ("vocab-negative-count", lambda: Vocab(["a", "b"], [-1, 5]),
+     (ValueError, r"counts must be ≥ 0 .*counts\[0\] = -1 for 'a'")),
+    ("vocab-2d-counts", lambda: Vocab(["a", "b"], [[1, 2]]), (ValueError, r"1-D .*\(1, 2\)")),
+    ("table-nan", lambda: unigram_table(torch.tensor([float("nan"), 0.5]), size=10),
+     (ValueError, r"probs must be finite and ≥ 0; got probs\[0\] = nan")),
+    ("table-negative", lambda: unigram_table(torch.tensor([0.5, -0.5]), size=10),
+     (ValueError, r"probs\[1\] = -0\.5")),
+    ("table-zeros", lambda: unigram_table(torch.zeros(3), size=10),
+     (ValueError, "at least one entry > 0")),
+    ("keep-all-zero", lambda: keep_probabilities([0, 0]),
+     (ValueError, r"counts must have at least one entry > 0; got 2 entries, all 0")),
+    ("keep-negative", lambda: keep_probabilities([3, -1]),
+     (ValueError, r"counts\[1\] = -1")),
+    ("keep-inf", lambda: keep_probabilities([3.0, float("inf")]),
+     (ValueError, r"counts\[1\] = inf")),
+    ("keep-str", lambda: keep_probabilities(["a"]), (TypeError, "counts must be numbers")),
+    ("keep-zero-count-ok", lambda: keep_probabilities([0, 10**6], t=1e-4),
+     lambda p: p[0] == 1.0 and 0 < p[1] < 1),
+    ("subsample-negative-id", lambda: subsample(np.array([-1, 0]), np.array([0.5, 0.5]),
+                                                np.random.default_rng(0)),
+     (ValueError, r"ids must lie in \[0, 2\) .*got -1")),
+    ("subsample-id-too-large", lambda: subsample(np.array([0, 2]), np.array([0.5, 0.5]),
+                                                 np.random.default_rng(0)),
+     (ValueError, r"got 2")),
+    ("subsample-float-ids", lambda: subsample(np.array([0.0, 1.0]), np.array([0.5, 0.5]),
+                                              np.random.default_rng(0)),
+     (TypeError, "integer word ids")),
+    ("subsample-segments-length", lambda: subsample(np.array([0, 1]), np.array([0.5, 0.5]),
+                                                    np.random.default_rng(0), np.array([0])),
+     (ValueError, "segments has 1 entries for 2 ids")),
+    ("subsample-ok", lambda: subsample(np.array([0, 1], dtype=np.int32), np.array([1.0, 1.0]),
+                                       np.random.default_rng(0)),
+     lambda out: out[0].tolist() == [0, 1] and out[0].dtype == np.int32),
+    ("ns-loss-empty-batch", lambda: negative_sampling_loss(r(0, 3), r(0, 3), r(0, 4, 3)),
+     (ValueError, r"empty batch \(batch = 0\)")),
+    ("skipgram-model-empty-batch", lambda: SkipGram(10, 4)(*_w2v_ids(0)),
+     (ValueError, r"empty batch \(batch = 0\)")),
+    ("cbow-model-empty-batch", lambda: CBOW(10, 4)(torch.zeros(0, 2, dtype=torch.long),
+                                                   *_w2v_ids(0)[1:]),
+     (ValueError, r"empty batch")),
+    ("skipgram-model-float-ids", lambda: SkipGram(10, 4)(torch.tensor([1.0]), *_w2v_ids(1)[1:]),
+     (TypeError, "centers must hold integer word ids; got dtype torch.float32")),
+    ("skipgram-model-bool-ids", lambda: SkipGram(10, 4)(*_w2v_ids(1)[:2],
+                                                        torch.ones(1, 2, dtype=torch.bool)),
+     (TypeError, "negatives must hold integer word ids; got dtype torch.bool")),
+    ("skipgram-model-id-10", lambda: SkipGram(10, 4)(torch.tensor([10]), *_w2v_ids(1)[1:]),
+     (ValueError, r"centers holds id 10, outside the 10 words' ids \[0, 10\)")),
+    ("skipgram-model-negative-id", lambda: SkipGram(10, 4)(*_w2v_ids(1)[:2],
+                                                           torch.tensor([[1, -1]])),
+     (ValueError, "negatives holds id -1")),
+    ("cbow-model-pad-context-ok", lambda: CBOW(10, 4)(torch.tensor([[10, 1]]), *_w2v_ids(1)[1:]),
+     lambda loss: loss.ndim == 0 and finite(loss)),
+    ("cbow-model-context-11", lambda: CBOW(10, 4)(torch.tensor([[11, 1]]), *_w2v_ids(1)[1:]),
+     (ValueError, r"contexts holds id 11, outside the 11 words' ids")),
     # ---------------------------------------------------------------- decoding
     ("lp-ok", lambda: gnmt_length_penalty(7, 0.5), lambda lp: abs(lp - 2 ** 0.5) < 1e-12),
     ("lp-inf", lambda: gnmt_length_penalty(3, float("inf")),
@@ -549,6 +720,20 @@ CASES = [
      (ValueError, r"logits hold \+inf \(row 0 of \(2, 3\)\).*greedy=True")),
     ("sample-some-minus-inf-ok", lambda: sample_next(_logits(r0c2=float("-inf")), greedy=True),
      lambda ids: ids.tolist() == [1, 0]),
+    ("sample-tiny-temperature", lambda: sample_next(_logits(), temperature=1e-45),
+     lambda ids: ids[0] == 2 and 0 <= ids[1] <= 2),  # the limit: row 0's largest logit
+    ("sample-tiny-temperature-top-k", lambda: sample_next(_logits(), temperature=1e-45, top_k=2),
+     lambda ids: ids[0] == 2),
+    ("sample-inf-temperature", lambda: sample_next(_logits(), temperature=float("inf")),
+     (ValueError, "temperature must be > 0 and finite .*got inf")),
+    ("sample-nan-temperature", lambda: sample_next(_logits(), temperature=float("nan")),
+     (ValueError, "temperature must be > 0 and finite")),
+    ("sample-str-temperature", lambda: sample_next(_logits(), temperature="1"),
+     (TypeError, "temperature must be a number; got '1'")),
+    ("generate-encoder-decoder", lambda: generate(s2s(), SRC, 2),
+     (TypeError, "Transformer is an encoder-decoder: translate with greedy_search or "
+                 "beam_search")),
+    ("generate-gru", lambda: generate(gru(), SRC, 2), (TypeError, "Seq2SeqGRU is an encoder")),
     ("evaluating-str", lambda: evaluating("model").__enter__(),
      (TypeError, "model must be a torch.nn.Module; got str")),
     # ---------------------------------------------------------------- BLEU
@@ -569,6 +754,21 @@ CASES = [
     ("ngrams-negative", lambda: ngrams(["a", "b"], -1),
      (ValueError, "n must be a positive int; got -1")),
     ("ngrams-float", lambda: ngrams(["a", "b"], 2.0), (TypeError, r"n must be an int; got 2\.0")),
+    ("bleu-bigrams-without-unigrams", lambda: bleu_from_stats([4, 4, 0, 3, 0, 0, 4, 3, 2, 1]),
+     (ValueError, r"matches_2 \(stats\[3\]\) = 3 but matches_1 \(stats\[2\]\) = 0")),
+    ("bleu-4grams-without-trigrams", lambda: bleu_from_stats(_stats(s4=0)),
+     (ValueError, r"matches_4 \(stats\[5\]\) = 2 but matches_3 \(stats\[4\]\) = 0")),
+    ("bleu-no-higher-matches-ok", lambda: bleu_from_stats(_stats(s3=0, s4=0, s5=0)),
+     lambda b: b.score > 0),
+    ("bucket-label-reversed", lambda: bucket_label((5, 3)),
+     (ValueError, r"bucket \(5, 3\) is empty: its high end is below its low end")),
+    ("bucket-label-zero", lambda: bucket_label((0, 3)),
+     (ValueError, "bucket's low end must be a positive int; got 0")),
+    ("bucket-label-float", lambda: bucket_label((1.5, 3)),
+     (TypeError, r"bucket's low end must be an int; got 1\.5")),
+    ("bucket-label-str", lambda: bucket_label("5-3"), (TypeError, "bucket must be a \\(low, high\\) pair")),
+    ("bucket-label-ok", lambda: [bucket_label(b) for b in ((9, 12), (19, None), (1, 8))],
+     lambda labels: labels == ["9–12", "19+", "≤ 8"]),
     # ---------------------------------------------------------------- training
     ("train-eval-every-negative", lambda: _train_eval_every(-1),
      (ValueError, "eval_every must be an int ≥ 0; got -1")),
@@ -611,6 +811,114 @@ CASES = [
     ("smoothed-ce-3d-logits",
      lambda: smoothed_cross_entropy(torch.zeros(2, 3, 5), torch.tensor([0, 1])),
      (ValueError, "logits must have")),
+    ("smoothed-ce-near-float-max", lambda: smoothed_cross_entropy(
+        torch.tensor([[3e38, 3e38]]), torch.tensor([1]), 0.1),
+     lambda loss: abs(float(loss) - float(F.cross_entropy(
+         torch.tensor([[3e38, 3e38]]), torch.tensor([1]), label_smoothing=0.1))) < 1e-6),
+    ("smoothed-ce-inf-logit", lambda: smoothed_cross_entropy(
+        torch.tensor([[float("inf"), 0.0]]), torch.tensor([1]), 0.1),
+     (ValueError, "logits hold NaN or inf")),
+    ("sequence-loss-all-padding", lambda: sequence_loss(torch.zeros(2, 3, 5),
+                                                        torch.zeros(2, 3, dtype=torch.long), 0),
+     (ValueError, r"every target token is padding \(pad_id=0, tgt_out \(2, 3\)\)")),
+    ("sequence-loss-float-targets", lambda: sequence_loss(torch.zeros(1, 2, 5), torch.ones(1, 2)),
+     (TypeError, "tgt_out must hold integer token ids; got dtype torch.float32")),
+    ("sequence-loss-ok", lambda: sequence_loss(torch.zeros(1, 2, 5), torch.tensor([[3, 0]])),
+     lambda loss: abs(float(loss) - np.log(5)) < 1e-6),
+    ("linear-decay-negative-step", lambda: warmup_linear_decay(-3, 2, 10),
+     (ValueError, "step must be an int ≥ 0; got -3")),
+    ("linear-decay-float-step", lambda: warmup_linear_decay(2.5, 2, 10),
+     (TypeError, r"step must be an int; got 2\.5")),
+    ("inverse-sqrt-negative-step", lambda: warmup_inverse_sqrt(-1, 10),
+     (ValueError, "step must be an int ≥ 0; got -1")),
+    ("inverse-sqrt-bool-step", lambda: warmup_inverse_sqrt(True, 10),
+     (TypeError, "step must be an int; got True")),
+    ("inverse-sqrt-ok", lambda: warmup_inverse_sqrt(np.int64(9), 10), lambda m: m == 1.0),
+    ("average-states-later-key", lambda: average_states(
+        [{"w": torch.ones(2)}, {"w": torch.ones(2), "b": torch.ones(1)}]),
+     (ValueError, r"states\[1\] has other keys than states\[0\]: extra \['b'\]")),
+    ("average-states-missing-key", lambda: average_states(
+        [{"w": torch.ones(2), "b": torch.ones(1)}, {"w": torch.ones(2)}]),
+     (ValueError, r"states\[1\] .*missing \['b'\]")),
+    ("average-states-shape", lambda: average_states([{"w": torch.ones(2)}, {"w": torch.ones(3)}]),
+     (ValueError, r"states\[1\]\['w'\] has shape \(3,\), states\[0\]'s \(2,\)")),
+    ("average-states-one-dict", lambda: average_states({"w": torch.ones(2)}),
+     (ValueError, "a non-empty list of state dicts")),
+    ("average-states-ok", lambda: average_states([{"w": torch.ones(2)}, {"w": torch.zeros(2)}]),
+     lambda s: s["w"].tolist() == [0.5, 0.5]),
+    ("tt-tokenizer-path", lambda: train_translator(_tt_config(), "tok.json", [("a", "b")],
+                                                   steps=1, progress=False),
+     (TypeError, r"tokenizer must be a BPETokenizer; got str \(load it first")),
+    ("tt-no-pairs", lambda: train_translator(_tt_config(), tok(), [], steps=1, progress=False,
+                                             device="cpu"),
+     (ValueError, "train_pairs is empty: give at least one")),
+    # ---------------------------------------------------------------- blocks
+    ("ffn-d-ff-zero", lambda: FeedForward(4, 0),
+     (ValueError, "d_ff must be a positive int; got 0")),
+    ("ffn-d-model-float", lambda: FeedForward(4.0, 8), (TypeError, "d_model must be an int")),
+    ("ffn-dropout", lambda: FeedForward(4, 8, dropout=1.0),
+     (ValueError, r"dropout must lie in \[0, 1\); got 1")),
+    ("copy-gelu-into-relu", lambda: copy_weights_from_torch(
+        EncoderLayer(8, 2, 16), _torch_layer(activation="gelu")),
+     (ValueError, r"the modules differ in ffn.activation|activation: ours has 'relu', "
+                  r"PyTorch's 'gelu'")),
+    ("copy-post-norm-into-pre-norm", lambda: copy_weights_from_torch(
+        EncoderLayer(8, 2, 16, norm_first=True), _torch_layer()),
+     (ValueError, r"norm_first: ours has True, PyTorch's False")),
+    ("copy-eps", lambda: copy_weights_from_torch(EncoderLayer(8, 2, 16), _torch_layer(
+        layer_norm_eps=1e-6)), (ValueError, r"eps: ours has 1e-05, PyTorch's 1e-06")),
+    ("copy-to-torch-gelu", lambda: copy_weights_to_torch(
+        EncoderLayer(8, 2, 16, activation="gelu"), _torch_layer()),
+     (ValueError, r"activation: ours has 'gelu', PyTorch's 'relu'")),
+    ("copy-ok", lambda: copy_weights_from_torch(EncoderLayer(8, 2, 16, activation="gelu"),
+                                                _torch_layer(activation="gelu")),
+     lambda m: isinstance(m, EncoderLayer)),
+    # ---------------------------------------------------------------- rnn
+    ("additive-attention-no-keys", lambda: AdditiveAttention(3, 4, 5)(r(2, 3), r(2, 0, 4)),
+     (ValueError, r"keys has no source position \(t_src = 0, shape \(2, 0, 4\)\)")),
+    # ---------------------------------------------------------------- transformer
+    ("src-mask-opposite-convention", lambda: s2s()(SRC, SRC, src_mask=~s2s().source_mask(SRC)),
+     (ValueError, "src_mask lets queries attend to padding while hiding real tokens: it is in "
+                  "the opposite convention")),
+    ("src-mask-key-padding-style", lambda: s2s().encode(SRC, (SRC == 0)[:, None, None, :]),
+     (ValueError, "opposite convention")),
+    ("src-mask-ours-ok", lambda: s2s()(SRC, SRC, src_mask=s2s().source_mask(SRC)),
+     lambda y: y.shape == (2, 3, 12)),
+    ("src-mask-hides-a-real-token-ok", lambda: s2s().encode(
+        SRC, s2s().source_mask(SRC) & torch.tensor([True, False, True])), finite),
+    # ---------------------------------------------------------------- variants
+    ("windows-negative-length", lambda: random_windows(torch.arange(10), 2, -1, _g()),
+     (ValueError, "length must be a positive int; got -1")),
+    ("windows-too-long", lambda: random_windows(torch.arange(3), 2, 5, _g()),
+     (ValueError, r"length=5 is longer than ids \(3 ids\)")),
+    ("windows-zero-n", lambda: random_windows(torch.arange(10), 0, 2, _g()),
+     (ValueError, "n must be a positive int; got 0")),
+    ("windows-ok", lambda: random_windows(torch.arange(10), 2, 3, _g()),
+     lambda w: w.shape == (2, 3) and bool((w[:, 1:] - w[:, :-1] == 1).all())),
+    # ---------------------------------------------------------------- sentences
+    ("not-english-negative-max", lambda: not_english_reason("the cat sat", max_unknown=-1),
+     (ValueError, r"max_unknown must be a fraction in \[0, 1\]; got -1")),
+    ("not-english-nan-max", lambda: not_english_reason("the cat sat", max_unknown=float("nan")),
+     (ValueError, "max_unknown must be a fraction")),
+    ("not-english-str-vocabulary", lambda: not_english_reason("the cat", vocabulary="the cat"),
+     (TypeError, r"vocabulary must be a set of words.*got str \(a str would test substrings\)")),
+    ("not-english-bytes-line", lambda: not_english_reason(b"the cat"),
+     (TypeError, "line must be a str; got bytes")),
+    ("not-english-set-ok", lambda: not_english_reason("the cat sat", vocabulary={"the", "cat"}),
+     lambda reason: reason is None),
+    # ---------------------------------------------------------------- utils
+    ("seed-numpy-int", lambda: seed_everything(np.int64(3)), lambda out: out is None),
+    ("seed-2-to-the-64", lambda: seed_everything(2**64),
+     (ValueError, r"seed must be an int in 0..2\*\*64 - 1 \(PyTorch's range\); got 18446")),
+    ("seed-largest-ok", lambda: seed_everything(2**64 - 1), lambda out: out is None),
+    ("seed-float", lambda: seed_everything(3.0), (TypeError, r"seed must be an int; got 3\.0")),
+    # ---------------------------------------------------------------- export
+    ("export-nan-weight", lambda: browser_files(_exportable(float("nan"))),
+     (ValueError, r"tensor .* holds 1 non-finite value\(s\) \(NaN or inf\)")),
+    ("export-weight-beyond-float16", lambda: browser_files(_exportable(1e5)),
+     (ValueError, r"holds 100000, beyond float16's largest value 65504")),
+    ("export-int8-large-matrix-entry-ok", lambda: browser_files(_exportable(1e5), "int8"),
+     lambda files: len(files) == 2),
 ]
 
 

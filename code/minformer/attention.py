@@ -230,6 +230,21 @@ def _masked_softmax(scores, mask):
     return torch.softmax(scores, dim=-1) * mask  # masked keys get exactly 0, empty rows all 0
 
 
+def as_float32_if_half(*tensors) -> tuple:
+    """``tensors`` in float32 when they are float16, else as they are (float32, float64 and
+    bfloat16 untouched, so their results do not change by a bit).
+
+    Attention's scores Q Kᵀ overflow float16 (largest 65504) long before its inputs do: entries
+    near 300 with d_k = 64 give 64 · 300² / 8 ≈ 7 · 10⁵ even after scaling, and softmax of inf is
+    NaN. PyTorch's kernels keep scores and weights in float32; so do the package's attention
+    functions (:func:`scaled_dot_product_attention`, :func:`chunked_attention`,
+    :class:`~minformer.multihead.MultiHeadAttention`'s explicit path), and cast the result
+    back to float16."""
+    if tensors and tensors[0].dtype == torch.float16:
+        return tuple(x.float() for x in tensors)
+    return tensors
+
+
 def scaled_dot_product_attention(Q, K, V, mask=None, return_weights: bool = False,
                                  allow_empty_rows: bool = False):
     """softmax(Q Kᵀ / √d_k) V, keeping only the keys that ``mask`` allows.
@@ -240,17 +255,20 @@ def scaled_dot_product_attention(Q, K, V, mask=None, return_weights: bool = Fals
     Returns Y (..., t_q, d_v), and A (..., t_q, t_k) if return_weights.
     A query whose keys are all masked gets A = 0 and Y = 0 (never NaN); when t_q = t_k
     (self-attention) that draws a warning, once, unless allow_empty_rows=True.
-    Q is scaled by 1/√d_k before the product, as PyTorch does, so float16 scores do not
-    overflow where the scaled ones fit.
+    Q is scaled by 1/√d_k before the product, as PyTorch does; float16 inputs are multiplied
+    in float32 (:func:`as_float32_if_half`), so their scores do not overflow, and Y and A come
+    back in float16.
     """
     batch = _check_attention_inputs(Q, K, V)
     if mask is not None:
         check_mask(mask, (*batch, Q.shape[-2], K.shape[-2]))
         warn_empty_rows(mask, Q.shape[-2] == K.shape[-2], allow_empty_rows, Q.shape[-2])
-    d_k = Q.shape[-1]
+    d_k, dtype = Q.shape[-1], Q.dtype
+    Q, K, V = as_float32_if_half(Q, K, V)
     scores = (Q / math.sqrt(d_k)) @ K.transpose(-2, -1)  # (..., t_q, t_k), Q scaled first
     A = _masked_softmax(scores, mask)  # (..., t_q, t_k); rows sum to 1 (0 if fully masked)
     Y = A @ V  # (..., t_q, d_v)
+    Y, A = Y.to(dtype), A.to(dtype)  # no-ops unless float16
     return (Y, A) if return_weights else Y
 
 
@@ -399,6 +417,7 @@ def chunked_attention(Q, K, V, mask=None, block_size: int = 128, causal: bool = 
     t_q positions). That mask is built inside each block from the block's indices, never as a
     (t_q, t_k) tensor, and the blocks wholly right of the diagonal are skipped, so a causal
     call does about half the work. It combines with ``mask`` (a key must pass both).
+    float16 inputs are computed in float32 and Y returned in float16 (:func:`as_float32_if_half`).
     Returns Y (..., t_q, d_v): the same numbers as :func:`scaled_dot_product_attention` to
     rounding, for any block size (it need not divide t_q or t_k). A query whose keys are all
     masked gets Y = 0 and zero gradients, as in the rest of the package (no warning here).
@@ -417,4 +436,6 @@ def chunked_attention(Q, K, V, mask=None, block_size: int = 128, causal: bool = 
         check_mask(mask, (*batch, t_q, t_k))
         mask = mask.expand(*batch, t_q, t_k)  # a view: no memory
     Q, K, V = (X.expand(*batch, *X.shape[-2:]) for X in (Q, K, V))  # views
-    return _ChunkedAttention.apply(Q, K, V, mask, block_size, causal)
+    dtype = Q.dtype
+    Q, K, V = as_float32_if_half(Q, K, V)
+    return _ChunkedAttention.apply(Q, K, V, mask, block_size, causal).to(dtype)

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .multihead import AttentionCache, MultiHeadAttention
-from .validate import positive_int
+from .validate import number, positive_int
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
@@ -80,6 +80,9 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation="relu"):
         super().__init__()
+        positive_int(d_model, "d_model")
+        positive_int(d_ff, "d_ff")  # d_ff = 0 would make FFN(x) = b₂, a constant
+        number(dropout, "dropout", low=0.0, high=1.0, high_open=True)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.activation = _activation(activation)
         self.dropout = nn.Dropout(dropout)
@@ -303,16 +306,47 @@ def _rename(state: dict, rules) -> dict:
     return out
 
 
+def _settings(module: nn.Module) -> list[tuple[str, object]]:
+    """What, besides the weights, decides what a module computes, in module order: each layer's
+    ``norm_first`` and activation, each LayerNorm's eps (ours or PyTorch's)."""
+    names = {F.relu: "relu", F.gelu: "gelu"}
+    out = []
+    for name, m in module.named_modules():
+        name = f"{name}." if name else ""
+        if isinstance(m, (EncoderLayer, DecoderLayer)):
+            act = m.ffn.activation
+            out += [(f"{name}norm_first", m.norm_first), (f"{name}activation", names.get(act, act))]
+        elif isinstance(m, (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)):
+            act = m.activation
+            act = {nn.ReLU: "relu", nn.GELU: "gelu"}.get(type(act), names.get(act, act))
+            out += [(f"{name}norm_first", m.norm_first), (f"{name}activation", act)]
+        elif isinstance(m, (LayerNorm, nn.LayerNorm)):
+            out.append((f"{name}eps", m.eps))
+    return out
+
+
+def _check_same_settings(ours: nn.Module, theirs: nn.Module) -> None:
+    """ValueError naming the first setting that differs: copying a gelu layer's weights into a
+    relu one (or post-norm into pre-norm) gives a module that computes something else."""
+    for (name, a), (_, b) in zip(_settings(ours), _settings(theirs)):
+        if a != b:
+            raise ValueError(f"the modules differ in {name}: ours has {a!r}, PyTorch's "
+                             f"{b!r}; build ours with the same setting before copying weights")
+
+
 def copy_weights_from_torch(ours: nn.Module, theirs: nn.Module) -> nn.Module:
     """Load the weights of a PyTorch module (``nn.LayerNorm``, ``nn.MultiheadAttention``,
     ``nn.TransformerEncoderLayer``/``DecoderLayer``, ``nn.TransformerEncoder``/``Decoder``) into
-    ours of the same sizes. Strict: a missing or unexpected weight raises. Returns ``ours``."""
+    ours of the same sizes. Strict: a missing or unexpected weight raises, and so (ValueError)
+    does a layer whose activation, ``norm_first`` or LayerNorm eps differ. Returns ``ours``."""
+    _check_same_settings(ours, theirs)
     ours.load_state_dict(_rename(theirs.state_dict(), _TORCH_TO_OURS))
     return ours
 
 
 def copy_weights_to_torch(ours: nn.Module, theirs: nn.Module) -> nn.Module:
-    """The reverse of :func:`copy_weights_from_torch`: our weights into PyTorch's module.
-    Returns ``theirs``."""
+    """The reverse of :func:`copy_weights_from_torch`: our weights into PyTorch's module, with
+    the same checks. Returns ``theirs``."""
+    _check_same_settings(ours, theirs)
     theirs.load_state_dict(_rename(ours.state_dict(), _OURS_TO_TORCH))
     return theirs

@@ -21,6 +21,7 @@ the two give the same tokens (the logits agree to rounding). Models without a ca
 """
 
 import math
+import numbers
 
 import torch
 
@@ -34,17 +35,26 @@ def sample_next(logits, temperature: float = 1.0, top_k: int | None = None,
 
     greedy: argmax. Otherwise sample from softmax(logits / temperature), restricted to the
     ``top_k`` highest logits when given: temperature → 0 approaches greedy, temperature = 1 is the
-    model's own distribution, larger flattens it. A row with no token to choose (a NaN, or -inf
-    everywhere; when sampling, also a +inf) is a ValueError naming the row.
+    model's own distribution, larger flattens it. A temperature so small that logits /
+    temperature overflows gives its limit, a uniform choice among each row's largest logits
+    (greedy when there is one). A row with no token to choose (a NaN, or -inf everywhere; when
+    sampling, also a +inf) is a ValueError naming the row.
     """
     if logits.ndim != 2:
         raise ValueError(f"logits must be (batch, vocab); got shape {tuple(logits.shape)}")
     _check_logits(logits, greedy)
     if greedy:
         return logits.argmax(dim=-1)  # (batch,)
-    if not temperature > 0:
-        raise ValueError(f"temperature must be > 0 (use greedy=True for argmax); got {temperature}")
-    logits = logits.float() / temperature  # (batch, vocab)
+    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real):
+        raise TypeError(f"temperature must be a number; got {temperature!r}")
+    if not 0 < temperature < float("inf"):
+        raise ValueError(f"temperature must be > 0 and finite (use greedy=True for argmax); got "
+                         f"{temperature}")
+    scaled = logits.float() / temperature  # (batch, vocab)
+    if bool((torch.isinf(scaled) & torch.isfinite(logits)).any()):  # overflowed: the limit
+        top = logits.float().max(dim=-1, keepdim=True).values  # (batch, 1)
+        scaled = (logits.float() - top) / temperature  # 0 at the largest, -inf or < 0 elsewhere
+    logits = scaled
     if top_k is not None:
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be a positive int; got {top_k!r}")
@@ -131,6 +141,10 @@ def generate(model, ids, max_new_tokens: int, temperature: float = 1.0,
     produced ``eos_id``. ``max_new_tokens`` is an int ≥ 1; ``eos_id`` must lie in the vocabulary.
     Returns (batch, t + new).
     """
+    if hasattr(model, "encode") and hasattr(model, "decode"):
+        raise TypeError(f"generate extends a prefix with a decoder-only model; "
+                        f"{type(model).__name__} is an encoder-decoder: translate with "
+                        f"greedy_search or beam_search (src, then the target from <bos>)")
     validate.positive_int(max_new_tokens, "max_new_tokens")
     if eos_id is not None:
         validate.integer(eos_id, "eos_id", minimum=0)

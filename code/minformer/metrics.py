@@ -180,7 +180,8 @@ def bleu_from_stats(stats: Sequence[int], smooth: str = "exp") -> BLEUScore:
     smooth: "exp" (sacrebleu's default: the k-th order with 0 matches gets precision
     1 / (2^k · total)) or "none" (any order with 0 matches makes BLEU 0).
     Statistics no corpus can give (a negative count, matches_n > totals_n, totals_1 ≠ c, totals
-    growing with n, not 10 of them) are a ValueError naming the entry, not a score.
+    growing with n, matches of order n + 1 when there are none of order n, not 10 of them) are
+    a ValueError naming the entry, not a score.
     """
     if smooth not in ("exp", "none"):
         raise ValueError(f"smooth must be 'exp' or 'none'; got {smooth!r}")
@@ -215,6 +216,9 @@ def bleu_from_stats(stats: Sequence[int], smooth: str = "exp") -> BLEUScore:
         if matches[n] > totals[n]:
             raise ValueError(f"impossible BLEU statistics: {m_at(n)} = {matches[n]} > {t_at(n)} = "
                              f"{totals[n]}: more n-grams matched than the hypotheses hold")
+        if n and matches[n] and not matches[n - 1]:
+            raise ValueError(f"impossible BLEU statistics: {m_at(n)} = {matches[n]} but "
+                             f"{m_at(n - 1)} = 0: a matched n-gram contains matched shorter ones")
     bp = 1.0 if c > r else (math.exp(1 - r / c) if c > 0 else 0.0)
     precisions = [0.0] * MAX_ORDER
     if not any(matches):  # nothing in common at all: BLEU is 0
@@ -343,8 +347,15 @@ def word_count(text: str) -> int:
 
 
 def bucket_label(bucket: tuple[int, int | None]) -> str:
-    """(9, 12) -> "9–12", (19, None) -> "19+", (1, 8) -> "≤ 8"."""
+    """(9, 12) -> "9–12", (19, None) -> "19+", (1, 8) -> "≤ 8". The ends are ints ≥ 1, the high
+    one (or None) not below the low one."""
+    if isinstance(bucket, (str, bytes)) or not hasattr(bucket, "__len__") or len(bucket) != 2:
+        raise TypeError(f"bucket must be a (low, high) pair, high None for no end; got "
+                        f"{_preview(bucket)}")
     lo, hi = bucket
+    validate.positive_int(lo, "bucket's low end")
+    if hi is not None and validate.positive_int(hi, "bucket's high end") < lo:
+        raise ValueError(f"bucket {(lo, hi)} is empty: its high end is below its low end")
     if hi is None:
         return f"{lo}+"
     return f"≤ {hi}" if lo <= 1 else f"{lo}–{hi}"

@@ -41,7 +41,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import validate
-from .attention import _masked_softmax, check_mask, scaled_dot_product_attention, warn_empty_rows
+from .attention import (
+    _masked_softmax,
+    as_float32_if_half,
+    check_mask,
+    scaled_dot_product_attention,
+    warn_empty_rows,
+)
 from .positional import rotary
 
 
@@ -83,7 +89,14 @@ def check_rope(rope, d_model: int, n_heads: int) -> bool:
 
 def repeat_kv(X, n_heads: int):
     """Key or value heads (batch, g, t, d_head) → (batch, n_heads, t, d_head): head j repeated
-    n_heads / g times in a row, so that query head i meets key/value head i // (n_heads / g)."""
+    n_heads / g times in a row, so that query head i meets key/value head i // (n_heads / g).
+    n_heads must be a multiple of g (ValueError naming both otherwise)."""
+    validate.tensor(X, "X", ndim=4)
+    n_heads = validate.positive_int(n_heads, "n_heads")
+    g = X.shape[1]
+    if g == 0 or n_heads % g:
+        raise ValueError(f"n_heads={n_heads} must be a multiple of X's {g} key/value heads "
+                         f"(X {tuple(X.shape)} is (batch, g, t, d_head))")
     return X.repeat_interleave(n_heads // X.shape[1], dim=1)  # (batch, n_heads, t, d_head)
 
 
@@ -223,10 +236,13 @@ class MultiHeadAttention(nn.Module):
         if need_weights:  # the explicit path: materializes A
             if gqa:
                 K, V = repeat_kv(K, self.n_heads), repeat_kv(V, self.n_heads)  # (b, h, t_k, d_head)
+            dtype = Q.dtype
+            Q, K, V = as_float32_if_half(Q, K, V)  # float16 scores would overflow
             scores = (Q / math.sqrt(self.d_head)) @ K.transpose(-2, -1)  # (batch, h, t_q, t_k)
             A = _masked_softmax(scores, mask)  # (batch, heads, t_q, t_k)
             A = F.dropout(A, p) if p > 0 else A
             Y = A @ V  # (batch, heads, t_q, d_head)
+            Y, A = Y.to(dtype), A.to(dtype)  # no-ops unless float16
         elif mask is None:  # the fast path: PyTorch's fused kernel
             Y = F.scaled_dot_product_attention(Q, K, V, **options)
         else:  # same mask convention (True = may attend)
@@ -405,7 +421,7 @@ def grouped_query_attention(Q, K, V, mask=None):
     for name, X in (("Q", Q), ("K", K), ("V", V)):
         validate.tensor(X, name, ndim=4, floating=True)
     h, g = Q.shape[1], K.shape[1]
-    if V.shape[1] != g or h % g:
+    if V.shape[1] != g or g == 0 or h % g:
         raise ValueError(f"K and V need the same number of heads g, dividing Q's h; got Q "
                          f"{tuple(Q.shape)}, K {tuple(K.shape)}, V {tuple(V.shape)}")
     K, V = K.repeat_interleave(h // g, dim=1), V.repeat_interleave(h // g, dim=1)  # (b, h, …)

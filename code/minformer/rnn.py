@@ -72,6 +72,9 @@ class AdditiveAttention(nn.Module):
                 f"query and keys disagree on batch: query {tuple(query.shape)}, "
                 f"keys {tuple(keys.shape)}"
             )
+        if keys.shape[1] == 0:
+            raise ValueError(f"keys has no source position (t_src = 0, shape {tuple(keys.shape)}): "
+                             "attention over nothing is undefined")
         if mask is not None:
             if mask.dtype != torch.bool or tuple(mask.shape) != tuple(keys.shape[:2]):
                 raise ValueError(

@@ -97,7 +97,20 @@ def not_english_reason(line: str, vocabulary=None, max_unknown: float = 0.5) -> 
     - "k of its n words are not English words the translator knows": over ``max_unknown`` of
       its words (at least 2 words) are not in ``vocabulary`` (default :func:`english_words`).
       Capitalized words (names: Tom, Boston) are not counted as unknown.
+
+    ``line`` is a str; ``vocabulary`` a set (or other container) of lower-case words, not a
+    str, which would test substrings; ``max_unknown`` a fraction in [0, 1].
     """
+    if not isinstance(line, str):
+        raise TypeError(f"line must be a str; got {type(line).__name__}")
+    if vocabulary is not None and (isinstance(vocabulary, (str, bytes))
+                                   or not hasattr(vocabulary, "__contains__")):
+        raise TypeError(f"vocabulary must be a set of words, or None for the translator's; got "
+                        f"{type(vocabulary).__name__} (a str would test substrings)")
+    if isinstance(max_unknown, bool) or not isinstance(max_unknown, (int, float)):
+        raise TypeError(f"max_unknown must be a number; got {max_unknown!r}")
+    if not 0 <= max_unknown <= 1:  # (also refuses NaN)
+        raise ValueError(f"max_unknown must be a fraction in [0, 1]; got {max_unknown}")
     letters = [ch for ch in line if ch.isalpha()]
     if not letters:
         return None

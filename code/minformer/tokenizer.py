@@ -425,8 +425,10 @@ class BPETokenizer:
     def pad(self, seqs: list[list[int]]):
         """Stack id lists into ``(ids, lengths)`` right-padded with this tokenizer's ``pad_id``
         (:func:`pad_sequences`). ``ids != pad_id`` is the padding mask only if no sequence
-        contains ``<pad>`` itself; use ``lengths`` to be sure."""
-        return pad_sequences(seqs, self.pad_id)
+        contains ``<pad>`` itself; use ``lengths`` to be sure. Every id must be an int of this
+        vocabulary, in [0, vocab_size): TypeError for a float or a bool, ValueError naming the
+        sequence and position of one outside it."""
+        return pad_sequences(seqs, self.pad_id, vocab_size=self.vocab_size)
 
     def _allowed(self, allowed_special) -> frozenset:
         if allowed_special is False or allowed_special is None:
@@ -533,19 +535,46 @@ class BPETokenizer:
         return tok
 
 
-def pad_sequences(seqs, pad_id: int):
+def _id_row(s, n: int, limit: int) -> list[int]:
+    """Row ``n`` of a batch as a list of ints in [0, limit): a list, a tuple or a 1-D tensor or
+    array of integers. A float (2.5, or 2.0), a bool or a str is a TypeError, never truncated."""
+    if isinstance(s, (str, bytes)):
+        raise TypeError(f"seqs[{n}] is a string; pad takes lists of ids (encode first)")
+    if hasattr(s, "tolist"):  # a tensor or an array row
+        s = s.tolist()
+    if not isinstance(s, (list, tuple)):
+        raise TypeError(f"seqs[{n}] must be a list of token ids; got {type(s).__name__}")
+    for i, v in enumerate(s):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):  # (NumPy bools are not)
+            raise TypeError(f"seqs[{n}][{i}] must be an int token id; got {v!r} "
+                            f"({type(v).__name__})")
+        if not 0 <= v < limit:
+            where = f"in [0, {limit}) for this vocabulary" if limit < 2**63 else "ints ≥ 0"
+            raise ValueError(f"seqs[{n}][{i}] = {int(v)} is not a token id: ids are {where}")
+    return [int(v) for v in s]
+
+
+def pad_sequences(seqs, pad_id: int, vocab_size: int | None = None):
     """Stack id lists into ``(ids, lengths)``: ids ``(batch, t_max)`` LongTensor, each row
-    right-padded with ``pad_id``; lengths ``(batch,)`` LongTensor, the real tokens of each row."""
+    right-padded with ``pad_id``; lengths ``(batch,)`` LongTensor, the real tokens of each row.
+
+    Each row is a list (or a 1-D tensor or array) of int ids ≥ 0, below ``vocab_size`` when it
+    is given (and ``pad_id`` too): a float, a bool or an id out of range is an error naming
+    its row and position, never truncated or wrapped."""
     import torch
 
     from .validate import integer  # imported here: the tokenizer itself does not need torch
 
-    pad_id = integer(pad_id, "pad_id")
+    limit = 2**63 if vocab_size is None else integer(vocab_size, "vocab_size", minimum=1)
+    pad_id = integer(pad_id, "pad_id", minimum=0)
+    if pad_id >= limit:
+        raise ValueError(f"pad_id={pad_id} is not a token id of a vocabulary of {limit}")
+    if isinstance(seqs, (str, bytes)):
+        raise TypeError("seqs must be a list of id lists, not a string (encode first)")
+    seqs = list(seqs)
     if len(seqs) == 0:
         raise ValueError("cannot pad an empty batch: got 0 sequences")
-    for n, s in enumerate(seqs):
-        if isinstance(s, (str, bytes)):
-            raise TypeError(f"seqs[{n}] is a string; pad takes lists of ids (encode first)")
+    seqs = [_id_row(s, n, limit) for n, s in enumerate(seqs)]
     lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)  # (batch,)
     ids = torch.full((len(seqs), int(lengths.max())), pad_id, dtype=torch.long)
     for n, s in enumerate(seqs):

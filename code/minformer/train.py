@@ -36,20 +36,42 @@ def sequence_loss(logits, tgt_out, pad_id: int = 0, label_smoothing: float = 0.0
 
     logits: (batch, t, vocab)   tgt_out: (batch, t) ids. Returns a scalar.
     With label smoothing ε the target distribution puts 1 - ε on the right token and spreads ε
-    uniformly over the whole vocabulary (PyTorch's convention).
+    uniformly over the whole vocabulary (PyTorch's convention). A batch whose targets are all
+    padding has no token to average over: ValueError (the mean would be NaN).
     """
+    validate.tensor(logits, "logits", floating=True)
+    validate.tensor(tgt_out, "tgt_out")
+    if tgt_out.is_floating_point() or tgt_out.dtype == torch.bool:
+        raise TypeError(f"tgt_out must hold integer token ids; got dtype {tgt_out.dtype}")
+    pad_id = integer(pad_id, "pad_id")
     if logits.ndim != 3 or tuple(logits.shape[:2]) != tuple(tgt_out.shape):
         raise ValueError(
             f"logits (batch, t_tgt, vocab) and tgt_out (batch, t_tgt) disagree: "
             f"logits {tuple(logits.shape)}, tgt_out {tuple(tgt_out.shape)}"
         )
     number(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_open=True)
+    if not bool((tgt_out != pad_id).any()):
+        raise ValueError(f"every target token is padding (pad_id={pad_id}, tgt_out "
+                         f"{tuple(tgt_out.shape)}): no token to average the loss over")
     return F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]).float(),  # (batch·t, vocab)
         tgt_out.reshape(-1),  # (batch·t,)
         ignore_index=pad_id,
         label_smoothing=label_smoothing,
     )
+
+
+def _shifted(logits, labels, eps: float):
+    """``(z, logsumexp(z), per-row loss)`` with z = logits - max(logits) per row, which changes
+    neither the loss ((1 - ε) + ε = 1) nor the softmax, for logits whose sum overflows float32
+    (or whose log-sum-exp rounds away the softmax). Only taken when the plain formula is not
+    finite, so ordinary logits keep their numbers bit for bit. Non-finite logits: ValueError."""
+    z = logits - logits.max(dim=-1, keepdim=True).values  # (n, vocab), every entry ≤ 0
+    lse = torch.logsumexp(z, dim=-1)  # (n,)
+    rows = lse - (1 - eps) * z.gather(1, labels[:, None]).squeeze(1) - eps * z.mean(dim=-1)
+    if not bool(torch.isfinite(rows).all()):
+        raise ValueError("logits hold NaN or inf: the loss is undefined")
+    return z, lse, rows
 
 
 class _SmoothedCrossEntropy(torch.autograd.Function):
@@ -60,6 +82,8 @@ class _SmoothedCrossEntropy(torch.autograd.Function):
         lse = torch.logsumexp(logits, dim=-1)  # (n,): log Σ_v exp z_v
         picked = logits.gather(1, labels[:, None]).squeeze(1)  # (n,): z_y
         rows = lse - (1 - eps) * picked - eps * logits.mean(dim=-1)  # (n,)
+        if not bool(torch.isfinite(rows).all()):  # the mean overflowed (logits near 3e38):
+            logits, lse, rows = _shifted(logits, labels, eps)  # the same loss, from z - max z
         ctx.save_for_backward(logits, lse, labels)
         ctx.eps = eps
         return rows.mean()
@@ -109,6 +133,7 @@ def warmup_inverse_sqrt(step: int, warmup: int) -> float:
     (The paper's lr = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) is this multiplier times
     a peak of d_model^-0.5 · warmup^-0.5.) warmup = 0: constant 1.
     """
+    integer(step, "step", minimum=0)
     integer(warmup, "warmup", minimum=0)
     n = step + 1
     if warmup == 0:
@@ -120,8 +145,10 @@ def warmup_linear_decay(step: int, warmup: int, steps: int) -> float:
     """Learning-rate multiplier at optimizer step ``step`` (0-based) of a ``steps``-step run:
     rises linearly to 1 over ``warmup`` steps, then falls linearly, reaching 1 / (steps - warmup)
     at the last step and 0 after it. Unlike 1/√step it spends the whole budget: the last steps
-    take small, averaging-like updates. warmup = 0: no warmup. Needs 0 ≤ warmup < steps.
+    take small, averaging-like updates. warmup = 0: no warmup. Needs 0 ≤ warmup < steps and
+    step ≥ 0 (a negative step would give a multiplier above 1, or below 0).
     """
+    integer(step, "step", minimum=0)
     integer(warmup, "warmup", minimum=0)
     positive_int(steps, "steps")
     if warmup >= steps:

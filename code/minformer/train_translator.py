@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -133,9 +134,24 @@ def translation_loss(label_smoothing: float = 0.1, pad_id: int = 0, fused: bool 
 
 
 def average_states(states: Sequence[dict]) -> dict:
-    """Element-wise mean of state dicts with the same keys (checkpoint averaging)."""
-    if not states:
-        raise ValueError("average_states needs at least one state dict")
+    """Element-wise mean of state dicts with the same keys and shapes (checkpoint averaging);
+    ValueError naming the key and the state dict that differ (a key only some of them hold would
+    otherwise be dropped, or averaged over fewer of them)."""
+    if isinstance(states, dict) or not states:
+        raise ValueError("average_states needs a non-empty list of state dicts")
+    states = list(states)
+    for n, s in enumerate(states):
+        if not isinstance(s, dict):
+            raise TypeError(f"states[{n}] must be a state dict; got {type(s).__name__}")
+        if set(s) != set(states[0]):
+            extra, missing = sorted(set(s) - set(states[0])), sorted(set(states[0]) - set(s))
+            raise ValueError(f"states[{n}] has other keys than states[0]: "
+                             + "; ".join(([f"extra {extra[:3]}"] if extra else [])
+                                         + ([f"missing {missing[:3]}"] if missing else [])))
+        for k, v in s.items():
+            if tuple(v.shape) != tuple(states[0][k].shape):
+                raise ValueError(f"states[{n}][{k!r}] has shape {tuple(v.shape)}, states[0]'s "
+                                 f"{tuple(states[0][k].shape)}")
     return {k: (sum(s[k].float() for s in states) / len(states)).to(states[0][k].dtype)
             if states[0][k].is_floating_point() else states[0][k] for k in states[0]}
 
@@ -168,6 +184,10 @@ def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
     """
     validate.integer(eval_every, "eval_every", minimum=0)
     validate.integer(average_last, "average_last", minimum=0)
+    if not isinstance(tokenizer, BPETokenizer):
+        hint = (" (load it first: BPETokenizer.load(path))"
+                if isinstance(tokenizer, (str, os.PathLike)) else "")
+        raise TypeError(f"tokenizer must be a BPETokenizer; got {type(tokenizer).__name__}{hint}")
     # the ids and vocabulary sizes the model will use, each with the tokenizer's attribute
     inner = config if isinstance(config, TransformerConfig) else getattr(config, "config", None)
     if isinstance(inner, TransformerConfig):  # a config, or a Transformer's own
@@ -198,6 +218,8 @@ def train_translator(config, tokenizer: BPETokenizer, train_pairs, *,
     if fused:
         _check_fusable(model)
     examples = encode_pairs(tokenizer, train_pairs)
+    if not examples:
+        raise ValueError("train_pairs is empty: give at least one (en, es) pair to train on")
     kept = [e for e in examples if len(e[0]) <= max_source and len(e[1]) <= max_source]
     skipped, examples = len(examples) - len(kept), kept  # longer than the model's positions
     if not examples:

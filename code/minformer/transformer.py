@@ -184,6 +184,29 @@ def _check_ids(ids, vocab: int, name: str, max_len: int):
                          f"min {int(ids.min())}, max {int(ids.max())}")
 
 
+def _check_source_mask(src_mask, src, pad_id: int) -> None:
+    """A source mask given by the caller keeps the package's convention, True = may attend. A
+    mask that, in some row, lets a query see a padding key while hiding a real token is read the
+    other way (``~model.source_mask(src)``, PyTorch's key_padding_mask): ValueError. A custom
+    mask that hides real tokens but no padding, or one over a batch without padding, cannot be
+    told from an intended one and passes."""
+    if not isinstance(src_mask, torch.Tensor) or src_mask.dtype != torch.bool:
+        return  # the attention layers name a mask of the wrong type
+    pad = (src == pad_id)[:, None, None, :]  # (batch, 1, 1, s)
+    if src_mask.shape[-1] != pad.shape[-1] or not bool(pad.any()):
+        return
+    try:
+        sees_pad = (src_mask & pad).any(dim=-1)  # (batch, …, t_q): a padding key allowed
+        hides_real = (~src_mask & ~pad).any(dim=-1)  # … and a real key hidden
+    except RuntimeError:  # shapes that do not broadcast: the attention layers name them
+        return
+    if bool((sees_pad & hides_real).any()):
+        raise ValueError("src_mask lets queries attend to padding while hiding real tokens: it "
+                         "is in the opposite convention (True = padding, as PyTorch's "
+                         "key_padding_mask). minformer's masks are True = may attend: pass "
+                         "model.source_mask(src), or ~your_mask")
+
+
 class KVCache:
     """The KV cache of a whole model for incremental decoding: one
     :class:`~minformer.blocks.LayerCache` per decoder layer (``layers``), and ``keep`` (batch,
@@ -316,8 +339,15 @@ class Transformer(nn.Module):
         return causal_mask(t, device=tgt.device) & pad  # (batch, 1, t, t)
 
     def encode(self, src, src_mask=None):
+        """memory (batch, s, d_model) of the source ids src (batch, s). src_mask: bool, True =
+        may attend (default :meth:`source_mask`); a mask in the opposite convention is refused
+        when it lets a query see padding while hiding a real token (a batch without padding
+        gives no way to tell)."""
         _check_ids(src, self.config.vocab_size, "src", self.config.max_len)
-        src_mask = self.source_mask(src) if src_mask is None else src_mask
+        if src_mask is None:
+            src_mask = self.source_mask(src)
+        else:
+            _check_source_mask(src_mask, src, self.config.pad_id)
         return self.encoder(self.src_embed(src), src_mask)  # (batch, s, d_model)
 
     def decode(self, tgt, memory, src_mask=None, need_weights: bool = False,

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from . import validate
 from .data import load_translation_pairs
 from .objectives import shift_for_next_token
 from .train import sequence_loss, train
@@ -71,7 +72,13 @@ def byte_stream(split: str, max_sentences: int | None = None) -> torch.Tensor:
 
 
 def random_windows(ids, n: int, length: int, generator: torch.Generator):
-    """n windows of ``length`` consecutive ids at random offsets: (n, length)."""
+    """n windows of ``length`` consecutive ids at random offsets: (n, length). ids: (n_ids,)
+    with n_ids ≥ length ≥ 1, n ≥ 1."""
+    validate.tensor(ids, "ids", ndim=1)
+    positive_int(n, "n")
+    positive_int(length, "length")
+    if length > len(ids):
+        raise ValueError(f"length={length} is longer than ids ({len(ids)} ids): no window fits")
     starts = torch.randint(0, len(ids) - length + 1, (n,), generator=generator)  # (n,)
     return torch.stack([ids[s:s + length] for s in starts.tolist()])  # (n, length)
 

@@ -43,6 +43,12 @@ class Vocab:
         if counts.dtype.kind not in "iu":
             raise TypeError(f"counts must be integers; got dtype {counts.dtype}")
         counts = counts.astype(np.int64)
+        if counts.ndim != 1:
+            raise ValueError(f"counts must be 1-D (vocab,); got shape {counts.shape}")
+        if (counts < 0).any():
+            bad = int(np.flatnonzero(counts < 0)[0])
+            raise ValueError(f"counts must be ≥ 0 (how often each word occurs); got "
+                             f"counts[{bad}] = {counts[bad]} for {itos[bad] if bad < len(itos) else '?'!r}")
         if len(itos) != len(counts):
             raise ValueError(f"itos has {len(itos)} words but counts has {len(counts)} entries")
         self.itos = list(itos)
@@ -155,14 +161,27 @@ def unigram_table(probs, size: int = 10_000_000) -> torch.Tensor:
     """word2vec's trick for drawing noise words fast: a table in which word w fills about
     size·P_n(w) slots (at least one), so a uniformly random slot is a draw from P_n.
 
-    probs: (vocab,) noise distribution. Returns int32 (≈ size,) of word ids.
+    probs: (vocab,) noise distribution: finite, ≥ 0, not all 0. Returns int32 (≈ size,) of
+    word ids.
     """
     validate.positive_int(size, "size")
     probs = torch.as_tensor(probs, dtype=torch.float64)
     if probs.ndim != 1 or size < len(probs):
         raise ValueError(f"need 1-D probs and size ≥ vocab; got {tuple(probs.shape)}, size={size}")
+    _check_distribution(probs, "probs")
     slots = torch.round(probs * size).long().clamp(min=1)  # (vocab,)
     return torch.repeat_interleave(torch.arange(len(probs), dtype=torch.int32), slots)
+
+
+def _check_distribution(p: torch.Tensor, name: str) -> None:
+    """``p`` (n,) holds finite numbers ≥ 0, not all 0; ValueError naming the first bad entry."""
+    bad = ~torch.isfinite(p) | (p < 0)
+    if bad.any():
+        i = int(bad.nonzero()[0])
+        raise ValueError(f"{name} must be finite and ≥ 0; got {name}[{i}] = {float(p[i])}")
+    if p.numel() == 0 or float(p.sum()) == 0:
+        raise ValueError(f"{name} must have at least one entry > 0; got {p.numel()} entries, "
+                         f"all 0")
 
 
 def sample_noise(table: torch.Tensor, shape, generator=None) -> torch.Tensor:
@@ -175,14 +194,29 @@ def keep_probabilities(counts, t: float = 1e-4) -> np.ndarray:
     """Subsampling: a word of relative frequency f = count / total is kept with probability
     min(1, √(t / f)) (Mikolov et al. 2013, eq. 5). counts: (vocab,). Returns float64 (vocab,)."""
     validate.number(t, "subsampling threshold t", low=0.0, low_open=True)
-    counts = np.asarray(counts, dtype=np.float64)
+    counts = np.asarray(counts)
+    if counts.dtype.kind not in "iuf":
+        raise TypeError(f"counts must be numbers; got dtype {counts.dtype}")
+    counts = counts.astype(np.float64)
+    if counts.ndim != 1:
+        raise ValueError(f"counts must be 1-D (vocab,); got shape {counts.shape}")
+    _check_distribution(torch.from_numpy(counts), "counts")  # a total of 0 would give NaN
     f = counts / counts.sum()
     return np.minimum(1.0, np.sqrt(t / np.maximum(f, 1e-300)))
 
 
 def subsample(ids: np.ndarray, keep_prob: np.ndarray, rng: np.random.Generator, segments=None):
-    """Drop each token with probability 1 − keep_prob[id]. ids: (n,). Returns kept ids (and their
-    segments if given)."""
+    """Drop each token with probability 1 − keep_prob[id]. ids: (n,) ints in [0, vocab);
+    keep_prob: (vocab,) probabilities (:func:`keep_probabilities`); segments: (n,) or None.
+    Returns kept ids (and their segments if given)."""
+    checked = _int_ids(ids)  # (the ids are returned as given: same dtype)
+    keep_prob = validate.array(keep_prob, "keep_prob", ndim=1)
+    if checked.size and not (0 <= checked.min() and checked.max() < len(keep_prob)):
+        bad = checked[(checked < 0) | (checked >= len(keep_prob))][0]
+        raise ValueError(f"ids must lie in [0, {len(keep_prob)}) (one keep probability each); "
+                         f"got {bad}")
+    if segments is not None and len(segments) != len(ids):
+        raise ValueError(f"segments has {len(segments)} entries for {len(ids)} ids")
     keep = rng.random(len(ids)) < keep_prob[ids]
     return (ids[keep], segments[keep]) if segments is not None else (ids[keep], None)
 
@@ -281,8 +315,28 @@ def negative_sampling_loss(v, u_pos, u_neg):
         )
     if u_neg.shape[2] != v.shape[1]:
         raise ValueError(f"u_neg dim {u_neg.shape[2]} differs from v dim {v.shape[1]}")
+    _nonempty_batch(v.shape[0])
     U = torch.cat([u_pos.unsqueeze(1), u_neg], dim=1)  # (batch, 1+k, dim): true word first
     return _ns_loss(v, U)
+
+
+def _nonempty_batch(batch: int) -> None:
+    if batch == 0:
+        raise ValueError("empty batch (batch = 0): the mean loss over no examples is undefined")
+
+
+def _check_word_ids(n_words: int, **ids) -> None:
+    """Each named tensor holds integer word ids in [0, n_words); the error names it."""
+    for name, x in ids.items():
+        validate.tensor(x, name)
+        if x.is_floating_point() or x.dtype == torch.bool or x.is_complex():
+            raise TypeError(f"{name} must hold integer word ids; got dtype {x.dtype}")
+        if x.numel():
+            lo, hi = torch.aminmax(x)
+            if lo < 0 or hi >= n_words:
+                bad = int(lo) if lo < 0 else int(hi)
+                raise ValueError(f"{name} holds id {bad}, outside the {n_words} words' ids "
+                                 f"[0, {n_words})")
 
 
 def _ns_loss(v, U):
@@ -340,8 +394,9 @@ class SkipGram(_Word2Vec):
         super().__init__(vocab_size, dim, sparse=sparse, seed=seed)
 
     def forward(self, centers, contexts, negatives):
-        """centers: (batch,) ids; contexts: (batch,) ids; negatives: (batch, k) ids.
-        Returns the mean negative-sampling loss (scalar)."""
+        """centers: (batch,) ids; contexts: (batch,) ids; negatives: (batch, k) ids, integers in
+        [0, vocab_size), batch ≥ 1. Returns the mean negative-sampling loss (scalar)."""
+        _check_word_ids(self.vocab_size, centers=centers, contexts=contexts, negatives=negatives)
         if (
             centers.ndim != 1
             or contexts.shape != centers.shape
@@ -352,6 +407,7 @@ class SkipGram(_Word2Vec):
                 f"expected centers (batch,), contexts (batch,), negatives (batch, k); got "
                 f"{tuple(centers.shape)}, {tuple(contexts.shape)}, {tuple(negatives.shape)}"
             )
+        _nonempty_batch(centers.shape[0])
         v = self.in_embed(centers)  # (batch, dim): v_c
         U = self.out_embed(
             torch.cat([contexts.unsqueeze(1), negatives], dim=1)
@@ -371,8 +427,10 @@ class CBOW(_Word2Vec):
         self.pad_id = vocab_size
 
     def forward(self, contexts, centers, negatives):
-        """contexts: (batch, 2·window) ids or pad_id; centers: (batch,); negatives: (batch, k).
-        Returns the mean negative-sampling loss (scalar)."""
+        """contexts: (batch, 2·window) ids or pad_id; centers: (batch,); negatives: (batch, k);
+        integer ids, batch ≥ 1. Returns the mean negative-sampling loss (scalar)."""
+        _check_word_ids(self.vocab_size + 1, contexts=contexts)  # pad_id = vocab_size
+        _check_word_ids(self.vocab_size, centers=centers, negatives=negatives)
         if (
             contexts.ndim != 2
             or centers.shape != contexts.shape[:1]
@@ -383,6 +441,7 @@ class CBOW(_Word2Vec):
                 f"expected contexts (batch, 2·window), centers (batch,), negatives (batch, k); "
                 f"got {tuple(contexts.shape)}, {tuple(centers.shape)}, {tuple(negatives.shape)}"
             )
+        _nonempty_batch(contexts.shape[0])
         real = (contexts != self.pad_id).unsqueeze(-1)  # (batch, 2w, 1)
         summed = self.in_embed(contexts).sum(dim=1)  # (batch, dim); pad rows are 0
         h = summed / real.sum(dim=1).clamp(min=1)  # (batch, dim): mean over real context words
