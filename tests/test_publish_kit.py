@@ -2,9 +2,11 @@
 `make set-repository` (minformer.publish)."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import jupytext
@@ -343,3 +345,17 @@ def test_main_reads_the_address_from_the_environment(tmp_path, capsys, monkeypat
         with pytest.raises(SystemExit):
             main(argv)
         assert "exactly one of them" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("redirect", [">&-", "> /dev/full"])
+def test_a_closed_or_full_standard_output_is_one_line(tmp_path, redirect):
+    if redirect.endswith("full") and not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full")
+    copy_of_the_book(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "code"), "ARG_URL": NEW_URL}
+    run = subprocess.run(f"{sys.executable} -m minformer.publish set-repository "
+                         f"--url-from-environment ARG_URL --root {tmp_path} {redirect}",
+                         shell=True, capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+    assert re.search("standard output is closed|cannot write to standard output", run.stderr)

@@ -246,8 +246,13 @@ def test_bad_input_errors():
         m(src, torch.ones(2, 3, dtype=torch.bool), tgt)
     with pytest.raises(ValueError, match="prefix"):
         m(src, torch.tensor([[True, False, True, True], [True, True, False, False]]), tgt)
-    with pytest.raises(ValueError, match=r"src must be an integer tensor.*\(2, 4\)"):
+    with pytest.raises(TypeError, match=r"src must be an integer tensor.*float32 with shape "
+                                        r"\(2, 4\)"):
         m(src.float(), None, tgt)
+    with pytest.raises(TypeError, match=r"src must be an integer tensor.*torch.bool"):
+        m(src.bool(), None, tgt)  # a bool tensor is not a tensor of ids 0 and 1
+    with pytest.raises(ValueError, match=r"src must be an integer tensor \(batch, t\), got \(8,\)"):
+        m(src.flatten(), None, tgt)
     with pytest.raises(ValueError, match=r"tgt_in ids must lie in \[0, 12\)"):
         m(src, None, torch.full((2, 3), 12))
     with pytest.raises(ValueError, match=r"src ids must lie in \[0, 10\)"):

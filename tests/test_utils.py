@@ -1,6 +1,8 @@
 """minformer.utils and minformer.DATA_DIR."""
 
+import io
 import random
+import sys
 import time
 
 import numpy as np
@@ -8,7 +10,14 @@ import pytest
 import torch
 
 import minformer
-from minformer.utils import Timer, data_dir, evaluating, pick_device, seed_everything
+from minformer.utils import (
+    Timer,
+    data_dir,
+    evaluating,
+    pick_device,
+    run_command,
+    seed_everything,
+)
 
 
 def test_seed_everything_makes_all_generators_repeat():
@@ -165,3 +174,46 @@ def test_evaluating_refuses_bad_arguments(model, no_grad, error, match):
         with evaluating(net if model is None else model, no_grad=no_grad):
             pass
     assert net.training
+
+
+class _Full(io.StringIO):
+    def write(self, text):
+        raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize(("raised", "status", "line"), [
+    (KeyboardInterrupt, 130, "prog: interrupted"),
+    (BrokenPipeError, 0, ""),
+])
+def test_run_command_ends_with_one_line(monkeypatch, capsys, raised, status, line):
+    def main(argv):
+        raise raised
+
+    assert run_command(main, "prog") == status
+    assert capsys.readouterr().err.strip() == line
+
+
+def test_run_command_names_an_output_that_cannot_be_written(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdout", _Full())
+
+    def main(argv):
+        print("a line")
+        return 0
+
+    assert run_command(main, "prog") == 1
+    assert capsys.readouterr().err == ("prog: error: cannot write to standard output: No space "
+                                       "left on device\n")
+
+
+def test_run_command_refuses_a_closed_output(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdout", None)
+    assert run_command(lambda argv: 0, "prog") == 1
+    assert "prog: error: standard output is closed" in capsys.readouterr().err
+
+
+def test_run_command_leaves_other_os_errors_to_the_command(capsys):
+    def main(argv):
+        open("/nonexistent/file")  # noqa: SIM115 (an error reading, not writing)
+
+    with pytest.raises(FileNotFoundError):
+        run_command(main, "prog")

@@ -170,7 +170,7 @@ def set_repository(url: str, root: Path | str = REPO_ROOT) -> list[Path]:
     return [path.relative_to(root) for path in edits]
 
 
-def main(argv=None) -> int:
+def _main(argv) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m minformer.publish",
         description="Prepare the book for publishing from another repository.")
@@ -203,6 +203,14 @@ def main(argv=None) -> int:
     for path in changed:
         print(f"  {path}")
     return 0
+
+
+def main(argv=None) -> int:
+    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
+    (:func:`minformer.utils.run_command`)."""
+    from .utils import run_command
+
+    return run_command(_main, "python -m minformer.publish", argv)
 
 
 if __name__ == "__main__":

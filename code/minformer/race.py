@@ -307,7 +307,7 @@ def record_in_manifest(folder=None) -> list[str]:
     return names
 
 
-def main(argv=None) -> int:
+def _main(argv) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m minformer.race",
         description="Retrain chapter 13's race (the Transformer and the GRU, two seeds each, at "
@@ -329,6 +329,14 @@ def main(argv=None) -> int:
     print(f"ratio {log['ratio']}, steps {log['steps']}; done in "
           f"{(time.perf_counter() - t0) / 60:.1f} min")
     return 0
+
+
+def main(argv=None) -> int:
+    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
+    (:func:`minformer.utils.run_command`)."""
+    from .utils import run_command
+
+    return run_command(_main, "python -m minformer.race", argv)
 
 
 if __name__ == "__main__":

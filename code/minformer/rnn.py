@@ -174,9 +174,13 @@ class Seq2SeqGRU(nn.Module):
 
     # ----------------------------------------------------------------------------- input checks
     def _ids(self, x, name: str, vocab: int):
-        if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.dtype.is_floating_point:
-            shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-            raise ValueError(f"{name} must be an integer tensor (batch, t), got {shape}")
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"{name} must be an integer tensor (batch, t), got {type(x).__name__}")
+        if x.dtype.is_floating_point or x.dtype == torch.bool or x.is_complex():
+            raise TypeError(f"{name} must be an integer tensor (batch, t), got dtype {x.dtype} "
+                            f"with shape {tuple(x.shape)}")
+        if x.ndim != 2:
+            raise ValueError(f"{name} must be an integer tensor (batch, t), got {tuple(x.shape)}")
         if x.shape[1] == 0:
             raise ValueError(f"{name} is empty: shape {tuple(x.shape)}")
         if x.numel() and (x.min() < 0 or x.max() >= vocab):

@@ -429,7 +429,7 @@ def train_full(out=None, steps: int | None = None, threads: int | None = None,
     return log
 
 
-def main(argv=None) -> int:
+def _main(argv) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m minformer.train_translator",
         description="Train the English→Spanish translator that ships in data/checkpoints/en-es.")
@@ -449,6 +449,14 @@ def main(argv=None) -> int:
     print(json.dumps(log["bleu"], indent=1))
     print(f"done in {log['total_seconds'] / 60:.1f} min")
     return 0
+
+
+def main(argv=None) -> int:
+    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
+    (:func:`minformer.utils.run_command`)."""
+    from .utils import run_command
+
+    return run_command(_main, "python -m minformer.train_translator", argv)
 
 
 if __name__ == "__main__":

@@ -208,11 +208,11 @@ class _GuardedOutput:
         return getattr(self._stream, name)
 
 
-def _silence_stdout() -> None:
-    """Point file descriptor 1 at /dev/null, so that the interpreter's last flush of what is
-    left in sys.stdout's buffer succeeds quietly instead of printing a second error."""
+def _silence(stream) -> None:
+    """Point ``stream``'s file descriptor at /dev/null, so that the interpreter's last flush of
+    what is left in its buffer succeeds quietly instead of printing a second error."""
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
     except (AttributeError, OSError, ValueError):  # no real stdout (a test's capture)
         pass
 
@@ -234,11 +234,11 @@ def run_command(main, prog: str, argv=None) -> int:
         sys.stdout.flush()
         return status
     except OutputError as e:
-        _silence_stdout()
+        _silence(stdout)
         print(f"{prog}: error: cannot write to standard output: {e.strerror}", file=sys.stderr)
         return 1
     except BrokenPipeError:
-        _silence_stdout()
+        _silence(stdout)
         return 0
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
