@@ -219,6 +219,15 @@ def _fp16_300(ours, theirs=F.scaled_dot_product_attention):
     return out
 
 
+def _under_float16_autocast(attention_fn):
+    """attention_fn run inside torch.autocast to float16, which casts matrix products to
+    float16: the float32 scores must stay float32 there too."""
+    def run(Q, K, V):
+        with torch.autocast("cpu", dtype=torch.float16):
+            return attention_fn(Q, K, V)
+    return run
+
+
 def _mha_fp16_300(need_weights):
     """MultiHeadAttention in float16 whose projections pass x (entries near 300) through: the
     explicit path (need_weights) must stay finite and agree with PyTorch's fused one."""
@@ -358,6 +367,10 @@ CASES = [
     ("chunked-fp16-near-300-causal", lambda: _fp16_300(
         lambda Q, K, V: chunked_attention(Q, K, V, block_size=4, causal=True),
         lambda Q, K, V: F.scaled_dot_product_attention(Q, K, V, is_causal=True)), finite),
+    ("sdpa-fp16-near-300-under-autocast", lambda: _fp16_300(_under_float16_autocast(
+        scaled_dot_product_attention)), finite),
+    ("chunked-fp16-near-300-under-autocast", lambda: _fp16_300(_under_float16_autocast(
+        chunked_attention)), finite),
     ("sdpa-fp16-weights-near-300", lambda: scaled_dot_product_attention(
         *_near_300(), return_weights=True), lambda out: finite(out[1]) and out[1].dtype == torch.float16),
     ("sdpa-weights", lambda: scaled_dot_product_attention(

@@ -9,6 +9,7 @@ cannot be misread: ``(t_q, t_k)``, or the scores' own rank with each axis equal 
 or 1 (see :func:`check_mask`).
 """
 
+import contextlib
 import math
 import warnings
 from pathlib import Path
@@ -245,6 +246,16 @@ def as_float32_if_half(*tensors) -> tuple:
     return tensors
 
 
+def float32_products(x: torch.Tensor):
+    """A context in which :func:`as_float32_if_half`'s float32 products stay float32: under
+    ``torch.autocast`` to float16 (which would cast them back), autocast is switched off while a
+    float16 ``x`` is attended to; otherwise nothing changes."""
+    device = x.device.type
+    if x.dtype == torch.float16 and torch.is_autocast_enabled(device):
+        return torch.autocast(device, enabled=False)
+    return contextlib.nullcontext()
+
+
 def scaled_dot_product_attention(Q, K, V, mask=None, return_weights: bool = False,
                                  allow_empty_rows: bool = False):
     """softmax(Q Kᵀ / √d_k) V, keeping only the keys that ``mask`` allows.
@@ -264,10 +275,11 @@ def scaled_dot_product_attention(Q, K, V, mask=None, return_weights: bool = Fals
         check_mask(mask, (*batch, Q.shape[-2], K.shape[-2]))
         warn_empty_rows(mask, Q.shape[-2] == K.shape[-2], allow_empty_rows, Q.shape[-2])
     d_k, dtype = Q.shape[-1], Q.dtype
-    Q, K, V = as_float32_if_half(Q, K, V)
-    scores = (Q / math.sqrt(d_k)) @ K.transpose(-2, -1)  # (..., t_q, t_k), Q scaled first
-    A = _masked_softmax(scores, mask)  # (..., t_q, t_k); rows sum to 1 (0 if fully masked)
-    Y = A @ V  # (..., t_q, d_v)
+    with float32_products(Q):
+        Q, K, V = as_float32_if_half(Q, K, V)
+        scores = (Q / math.sqrt(d_k)) @ K.transpose(-2, -1)  # (..., t_q, t_k), Q scaled first
+        A = _masked_softmax(scores, mask)  # (..., t_q, t_k); rows sum to 1 (0 if fully masked)
+        Y = A @ V  # (..., t_q, d_v)
     Y, A = Y.to(dtype), A.to(dtype)  # no-ops unless float16
     return (Y, A) if return_weights else Y
 
@@ -437,5 +449,7 @@ def chunked_attention(Q, K, V, mask=None, block_size: int = 128, causal: bool = 
         mask = mask.expand(*batch, t_q, t_k)  # a view: no memory
     Q, K, V = (X.expand(*batch, *X.shape[-2:]) for X in (Q, K, V))  # views
     dtype = Q.dtype
-    Q, K, V = as_float32_if_half(Q, K, V)
-    return _ChunkedAttention.apply(Q, K, V, mask, block_size, causal).to(dtype)
+    with float32_products(Q):
+        Q, K, V = as_float32_if_half(Q, K, V)
+        Y = _ChunkedAttention.apply(Q, K, V, mask, block_size, causal)  # (..., t_q, d_v)
+    return Y.to(dtype)

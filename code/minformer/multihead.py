@@ -45,6 +45,7 @@ from .attention import (
     _masked_softmax,
     as_float32_if_half,
     check_mask,
+    float32_products,
     scaled_dot_product_attention,
     warn_empty_rows,
 )
@@ -237,11 +238,12 @@ class MultiHeadAttention(nn.Module):
             if gqa:
                 K, V = repeat_kv(K, self.n_heads), repeat_kv(V, self.n_heads)  # (b, h, t_k, d_head)
             dtype = Q.dtype
-            Q, K, V = as_float32_if_half(Q, K, V)  # float16 scores would overflow
-            scores = (Q / math.sqrt(self.d_head)) @ K.transpose(-2, -1)  # (batch, h, t_q, t_k)
-            A = _masked_softmax(scores, mask)  # (batch, heads, t_q, t_k)
-            A = F.dropout(A, p) if p > 0 else A
-            Y = A @ V  # (batch, heads, t_q, d_head)
+            with float32_products(Q):
+                Q, K, V = as_float32_if_half(Q, K, V)  # float16 scores would overflow
+                scores = (Q / math.sqrt(self.d_head)) @ K.transpose(-2, -1)  # (b, h, t_q, t_k)
+                A = _masked_softmax(scores, mask)  # (batch, heads, t_q, t_k)
+                A = F.dropout(A, p) if p > 0 else A
+                Y = A @ V  # (batch, heads, t_q, d_head)
             Y, A = Y.to(dtype), A.to(dtype)  # no-ops unless float16
         elif mask is None:  # the fast path: PyTorch's fused kernel
             Y = F.scaled_dot_product_attention(Q, K, V, **options)
