@@ -92,7 +92,13 @@ class Browser:
         self.send("Log.enable")
         self.send("Page.navigate", url=url)
         deadline = time.time() + 30
-        while self.evaluate("document.readyState") != "complete":
+        while True:
+            try:
+                if self.evaluate("document.readyState") == "complete":
+                    break
+            except RuntimeError as e:  # asked while the old page was being replaced: ask again
+                if "navigated or closed" not in str(e) and "context" not in str(e):
+                    raise
             if time.time() > deadline:
                 raise RuntimeError(f"{url} did not load")
             time.sleep(0.1)
