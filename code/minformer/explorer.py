@@ -63,6 +63,7 @@ html[data-theme=dark] .mfx{--mfx-bg:#1c2128;--mfx-fg:#e6edf3;--mfx-muted:#9198a1
 .mfx-tgt .mfx-tok:focus{outline:2px solid rgb(var(--mfx-hot));outline-offset:1px}
 .mfx-tok.mfx-on{border-color:rgb(var(--mfx-hot));box-shadow:0 0 0 2px rgb(var(--mfx-hot))}
 .mfx-w{font-size:10px;color:var(--mfx-muted);min-height:12px;font-family:system-ui,sans-serif}
+.mfx-w:not(:empty){color:var(--mfx-fg);background:var(--mfx-bg);border-radius:3px;padding:0 3px;margin-top:1px}
 .mfx-hint{color:var(--mfx-muted);font-size:12px;margin:6px 0 8px}
 .mfx-heatwrap{overflow-x:auto;max-width:100%}
 .mfx-heat{display:inline-grid;gap:1px;align-items:end;font-size:11px;
@@ -132,6 +133,13 @@ _JS = r"""
       }
       return out;
     }
+    var onRow = null;  // the heatmap row drawn as chosen
+    function mark(t, on) {
+      if (t === null || t >= tgtEls.length) return;
+      tgtEls[t].className = "mfx-tok" + (on ? " mfx-on" : "");
+      rowEls[t].className = "mfx-rowlab" + (on ? " mfx-on" : "");
+      for (var c = 0; c < cellEls[t].length; c++) cellEls[t][c].className = "mfx-c" + (on ? " mfx-on" : "");
+    }
     function paint(w, t) {  // highlight target token t (null: none)
       var s, e = ex[+sSel.value];
       for (s = 0; s < srcEls.length; s++) {
@@ -141,43 +149,45 @@ _JS = r"""
         srcEls[s].lastChild.textContent = t === null ? "" : v.toFixed(2);
         srcEls[s].setAttribute("aria-label", e.src[s] + (t === null ? "" : ", weight " + v.toFixed(2)));
       }
-      for (s = 0; s < tgtEls.length; s++) {
-        tgtEls[s].className = "mfx-tok" + (s === t ? " mfx-on" : "");
-        rowEls[s].className = "mfx-rowlab" + (s === t ? " mfx-on" : "");
-        for (var c = 0; c < cellEls[s].length; c++) cellEls[s][c].className = "mfx-c" + (s === t ? " mfx-on" : "");
-      }
+      if (onRow !== t) { mark(onRow, false); mark(t, true); onRow = t; }  // two rows, not every cell
       hint.textContent = t === null
         ? "Hover over or tap a " + D.tgtName + " token to shade the " + D.srcName + " tokens it attends to."
         : "\u201c" + e.tgt[t] + "\u201d attends to: shading and numbers are its attention weights" +
           (pinned === null ? "." : " (tap it again to release).");
     }
     function render() {
-      var e = ex[+sSel.value], w = matrix(), t, s;
-      cur = w;
-      srcBox.textContent = ""; tgtBox.textContent = ""; heat.textContent = "";
+      // Built off the page and added at once: a script that watches the page for changes (the
+      // theme's FontAwesome) then sees one change, not one per cell (11,000 for a long sentence
+      // froze the page for seconds). One set of listeners for the whole heatmap, not one per cell.
+      var e = ex[+sSel.value], w = matrix(), t, s, heatParts = document.createDocumentFragment();
+      var srcParts = document.createDocumentFragment(), tgtParts = document.createDocumentFragment();
+      cur = w; onRow = null;
       srcEls = []; tgtEls = []; rowEls = []; cellEls = [];
       for (s = 0; s < e.src.length; s++) {
         var a = tokEl(e.src[s]);
-        srcBox.appendChild(a); srcEls.push(a);
+        srcParts.appendChild(a); srcEls.push(a);
       }
       fit();
-      heat.appendChild(el("span"));
-      for (s = 0; s < e.src.length; s++) heat.appendChild(el("span", "mfx-col", shown(e.src[s])));
+      heatParts.appendChild(el("span"));
+      for (s = 0; s < e.src.length; s++) heatParts.appendChild(el("span", "mfx-col", shown(e.src[s])));
       for (t = 0; t < e.tgt.length; t++) {
         var b = tokEl(e.tgt[t]);
-        b.tabIndex = 0; b.setAttribute("role", "button");
-        tgtBox.appendChild(b); tgtEls.push(b);
-        var r = el("span", "mfx-rowlab", shown(e.tgt[t])); heat.appendChild(r); rowEls.push(r);
+        b.tabIndex = 0; b.setAttribute("role", "button"); b.setAttribute("data-t", t);
+        tgtParts.appendChild(b); tgtEls.push(b);
+        var r = el("span", "mfx-rowlab", shown(e.tgt[t])); r.setAttribute("data-t", t);
+        heatParts.appendChild(r); rowEls.push(r);
         var cells = [];
         for (s = 0; s < e.src.length; s++) {
           var c = el("span", "mfx-c");
           c.style.backgroundColor = "rgba(var(--mfx-hot)," + w[t][s].toFixed(3) + ")";
           c.title = e.tgt[t] + " \u2192 " + e.src[s] + ": " + w[t][s].toFixed(3);
-          heat.appendChild(c); cells.push(c);
+          c.setAttribute("data-t", t);
+          heatParts.appendChild(c); cells.push(c);
         }
         cellEls.push(cells);
-        hook([b, r].concat(cells), t);
       }
+      srcBox.textContent = ""; tgtBox.textContent = ""; heat.textContent = "";
+      srcBox.appendChild(srcParts); tgtBox.appendChild(tgtParts); heat.appendChild(heatParts);
       if (pinned !== null && pinned >= e.tgt.length) pinned = null;
       paint(w, pinned);
     }
@@ -194,17 +204,23 @@ _JS = r"""
       return b;
     }
     function toggle(t) { pinned = pinned === t ? null : t; paint(cur, pinned); }  // tap: pin or release
-    function hook(nodes, t) {
-      for (var n = 0; n < nodes.length; n++) {
-        nodes[n].addEventListener("mouseenter", function () { paint(cur, t); });
-        nodes[n].addEventListener("mouseleave", function () { paint(cur, pinned); });
-        nodes[n].addEventListener("focus", function () { paint(cur, t); });
-        nodes[n].addEventListener("click", function () { toggle(t); });
-        nodes[n].addEventListener("keydown", function (ev) {
-          if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggle(t); }
-        });
-      }
+    function tokenOf(ev) {  // the target token (row) an event is about, or null
+      var n = ev.target;
+      while (n && n !== root && !(n.getAttribute && n.hasAttribute("data-t"))) n = n.parentNode;
+      return n && n !== root ? +n.getAttribute("data-t") : null;
     }
+    function listen(box) {  // the target tokens, and the heatmap's row labels and cells
+      box.addEventListener("mouseover", function (ev) { var t = tokenOf(ev); if (t !== null) paint(cur, t); });
+      box.addEventListener("mouseleave", function () { paint(cur, pinned); });
+      box.addEventListener("focusin", function (ev) { var t = tokenOf(ev); if (t !== null) paint(cur, t); });
+      box.addEventListener("click", function (ev) { var t = tokenOf(ev); if (t !== null) toggle(t); });
+      box.addEventListener("keydown", function (ev) {
+        var t = tokenOf(ev);
+        if (t !== null && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); toggle(t); }
+      });
+    }
+    listen(tgtBox);
+    listen(heat);
     root.mfxAdd = function (e) {  // one more sentence (e.g. the page translator's), shown at once
       ex.push(e);
       opt(sSel, ex.length - 1, ex.length + ". " + e.label);
