@@ -170,7 +170,8 @@ bench: $(STAMP)
 	  --device "$$ARG_DEVICE"
 
 # The translator for the book's pages (_static/translator/: model.json, weights.bin, SHA256SUMS)
-# from the shipped checkpoint; rerun whenever data/checkpoints/en-es changes
+# from the shipped checkpoint, with the fragment the pages include (widget.html) and the data of
+# the page's English check (english-data.js); rerun whenever data/checkpoints/en-es changes
 # (tests/test_browser_translator.py fails until then). DTYPE=int8 halves the download.
 DTYPE ?= float16
 .PHONY: export-translator
@@ -178,6 +179,7 @@ export-translator: export ARG_DTYPE := $(call user_value,DTYPE)
 export-translator: $(STAMP)
 	$(PINNED) $(BIN)/python -m minformer.export --dtype "$$ARG_DTYPE"
 	$(PINNED) $(BIN)/python -c "from minformer.widget import write_page_fragment; write_page_fragment()"
+	$(PINNED) $(BIN)/python -c "from minformer.widget import write_english_data; write_english_data()"
 
 # Publishing from another GitHub repository: the address everywhere it lives at once
 # (_config.yml's repository.url, the chapters' setup cells in the twins and the notebooks, and any

@@ -11,6 +11,12 @@
  * sha256 checked by the engine); from a file:// copy of the book, where browsers refuse fetch,
  * they come as script files (weights-NN.js, written by `make book`). Output is written as text,
  * never as HTML. Every error a reader can meet gets a sentence.
+ *
+ * What the reader types is checked as the command line checks it: a line longer than the
+ * translator takes is refused with a sentence that says so (the box does not cut it short
+ * silently: it has no maxLength), an empty box clears the last translation, and a line that does
+ * not look like English (english.js, the command line's rule) is translated with the command
+ * line's warning.
  */
 (function () {
   "use strict";
@@ -213,7 +219,6 @@
     var box = el("textarea", "mft-input");
     box.id = uid;
     box.rows = 2;
-    box.maxLength = MAX_CHARS;
     box.value = root.getAttribute("data-example") || "My brother, who lives in Madrid, is coming to visit us next month.";
     var row = el("div", "mft-row");
     var load = el("button", "mft-load", "Load the translator (" + (root.getAttribute("data-size") || "15 MB") + ")");
@@ -273,6 +278,10 @@
       var t0 = Date.now();
       var local = location.protocol === "file:";
       loadScript(base + "translator.js").then(function () {
+        return loadScript(base + "english-data.js");
+      }).then(function () {
+        return loadScript(base + "english.js");
+      }).then(function () {
         return local ? viaScripts(base, function (f) { bar.value = f; })
                      : viaFetch(base, function (f) { bar.value = f; });
       }).then(function (got) {
@@ -298,15 +307,27 @@
       });
     });
 
+    function tooLong(text) {
+      return "That is " + text.length + " characters; the translator takes one sentence of at most " +
+        MAX_CHARS + ". Split it.";
+    }
+    function refuse(text) { // nothing to translate: no translation of an earlier sentence stays
+      output.textContent = "";
+      say(text, true);
+      root.setAttribute("data-mft-state", "refused");
+    }
+    function notEnglish(text) { // the command line's warning (minformer-translate), or ""
+      var E = window.MinformerEnglish, reason = E && E.notEnglishReason(text);
+      return reason ? " Warning: this does not look like English (" + reason + "); its " +
+        "translation is likely to be nonsense." : "";
+    }
+
     function translate() {
       if (!engine || busy) return;
       var text = box.value.replace(/\s+/g, " ").trim();
-      if (!text) { say("Type an English sentence first.", true); return; }
-      if (text.length > MAX_CHARS) {
-        say("That is " + text.length + " characters; the translator takes one sentence of at most " +
-            MAX_CHARS + ". Split it.", true);
-        return;
-      }
+      if (!text) { refuse("Type an English sentence first."); return; }
+      if (text.length > MAX_CHARS) { refuse(tooLong(text)); return; }
+      var warning = notEnglish(text);
       busy = true;
       go.disabled = true;
       say("Translating…");
@@ -314,10 +335,11 @@
       engine.translate(text, beam).then(function (r) {
         output.textContent = r.text; // text, never HTML
         say("Translated in " + (r.ms / 1000).toFixed(2) + " s (" + (beam === 1 ? "greedy" :
-            "beam 4") + "). Its cross-attention is added to the explorer below.");
+            "beam 4") + "). Its cross-attention is added to the explorer below." + warning, !!warning);
         if (explorer && explorer.mfxAdd && r.attention) explorer.mfxAdd(explorerExample(text, r));
         root.setAttribute("data-mft-state", "translated");
       }).catch(function (err) {
+        output.textContent = "";
         say(String(err && err.message || err).replace(/^\w/, function (c) { return c.toUpperCase(); }) +
             ".", true);
       }).then(function () {
@@ -326,6 +348,13 @@
       });
     }
     go.addEventListener("click", translate);
+    box.addEventListener("input", function () { // over the limit: said at once, not at Translate
+      var text = box.value.replace(/\s+/g, " ").trim();
+      if (text.length > MAX_CHARS) say(tooLong(text), true);
+      else if (/ Split it\.$/.test(status.textContent)) {
+        say(engine ? "Press Translate." : "Nothing is downloaded until you press the button.");
+      }
+    });
     box.addEventListener("keydown", function (ev) {
       if (ev.key === "Enter" && !ev.shiftKey) { ev.preventDefault(); translate(); }
     });

@@ -11,6 +11,11 @@ writes what the book's pages need around those two files:
   page "Translate in your browser" and chapter 13 include. Each page then loads ``widget.js`` with
   its own ``<script>`` tag, and the script finds the folder it came from (and so the engine and
   the weights beside it) from its own URL, so one fragment serves pages at any depth;
+- :func:`write_english_data`: what ``english.js`` needs to give the page the command line's
+  "does not look like English" warning (:func:`minformer.sentences.not_english_reason`): the
+  English words the translator was trained on, and Python's own Unicode tables for the rule
+  (which characters are letters and of what script, which make words, which are capitals, how
+  each folds), as ``english-data.js``. Committed; ``make export-translator`` rewrites it;
 - :func:`write_script_copies`: the export's weights as script files (``weights-NN.js``, base64),
   for a copy of the book opened from ``file://``, where browsers refuse ``fetch``. ``make book``
   writes them; they are not kept in git.
@@ -21,6 +26,9 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
+import sys
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -129,3 +137,65 @@ def write_script_copies(folder=None) -> list[Path]:
         path.write_text(body, encoding="ascii")
         paths.append(path)
     return paths
+
+
+ENGLISH_DATA = "english-data.js"  # beside english.js, which holds the rule itself
+
+
+def _ranges(values) -> list[list]:
+    """[[first, last, value], ...]: the runs of equal, non-None ``values[c]`` over code points c."""
+    runs = []
+    for c, v in enumerate(values):
+        if v is None:
+            continue
+        if runs and runs[-1][2] == v and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c, v])
+    return runs
+
+
+def english_data() -> dict:
+    """What ``_static/translator/english.js`` needs to run :func:`~minformer.sentences.not_english_reason`
+    exactly as Python does, with this Python's Unicode tables (a browser's own differ by version):
+
+    - ``words``: :func:`~minformer.sentences.english_words`, sorted;
+    - ``letters``: runs [first, last, k] of the code points that are letters (``str.isalpha``),
+      ``scripts[k]`` naming their script as the warning does ("Cyrillic", "Cjk");
+    - ``word``: runs [first, last] of the characters a word is made of (``[^\\W\\d_]``);
+    - ``upper``: runs [first, last] of the capitals (``str.isupper``);
+    - ``fold``: {code point: its ``str.casefold``} wherever that is not the character itself."""
+    from .sentences import _script, english_words
+
+    chars = [chr(c) for c in range(sys.maxunicode + 1)]
+    names: dict[str, int] = {}
+    letters = _ranges([names.setdefault(_script(ch).title(), len(names)) if ch.isalpha() else None
+                       for ch in chars])
+    word_char = re.compile(r"[^\W\d_]")
+    return {
+        "unicode": unicodedata.unidata_version,
+        "words": sorted(english_words()),
+        "scripts": list(names),
+        "letters": letters,
+        "word": [r[:2] for r in _ranges([True if word_char.match(ch) else None for ch in chars])],
+        "upper": [r[:2] for r in _ranges([True if ch.isupper() else None for ch in chars])],
+        "fold": {str(ord(ch)): ch.casefold() for ch in chars if ch.casefold() != ch},
+    }
+
+
+def english_data_script(data: dict | None = None) -> str:
+    """:func:`english_data` as the script file ``english-data.js``."""
+    data = english_data() if data is None else data
+    return ("// Written by minformer.widget.write_english_data (make export-translator); do not edit.\n"
+            "// The data of english.js: see minformer.widget.english_data.\n"
+            "(typeof self !== 'undefined' ? self : globalThis).MinformerEnglishData = "
+            + json.dumps(data, separators=(",", ":"), ensure_ascii=True) + ";\n")
+
+
+def write_english_data(folder=None) -> Path:
+    """:func:`english_data_script` as ``english-data.js`` in ``folder`` (default: the book's
+    static folder); returns its path."""
+    folder = Path(folder) if folder is not None else STATIC
+    path = folder / ENGLISH_DATA
+    path.write_text(english_data_script(), encoding="ascii")
+    return path
