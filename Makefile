@@ -104,6 +104,14 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "The book: file://$(CURDIR)/_build/html/index.html"
 
+# The built book as a reader clicks it (tests/test_built_book.py, headless Chromium, about a
+# minute): solutions open from their titles, no page wider than a phone, no raw TeX in the
+# bibliography, the explorer legible and quick. After `make book`; `make test` skips these.
+.PHONY: check-book
+check-book: $(STAMP)
+	@test -f _build/html/index.html || { echo "make check-book: build the book first (make book)"; exit 1; }
+	BOOK_HTML=_build/html $(BIN)/python -m pytest -p no:cacheprovider tests/test_built_book.py --durations=0
+
 # The whole book as one PDF, through LaTeX (xelatex), from the same sources and stored outputs:
 # _build/latex/$(PDF), copied beside the HTML book (the download menu links it there). Needs
 # Debian's TeX (.ci/install-tex installs it). Sphinx warnings are errors, and so are LaTeX's

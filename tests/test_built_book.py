@@ -1,0 +1,181 @@
+"""The built book as a reader clicks it, in headless Chromium: `make check-book` runs these on
+_build/html after `make book` (.ci/run calls it after the book); `make test`, which runs before
+the book is built, skips them. BOOK_HTML names the built book's folder.
+
+- every solution opens when its title is clicked anywhere, the link in it included, with a hint
+  open or not, and with no console error (sphinx-togglebutton's handler; _static/book.js);
+- no page is wider than a 400 px screen (_static/book.css: long inline code wraps);
+- no raw TeX ($O(n^2)$) in the bibliography or in the citations' tooltips (_ext/bibstyle.py);
+- the cross-attention explorers' weight numbers are legible (4.5:1) in the light and dark themes,
+  and the page translator's explorer adds a long sentence without freezing the page, with the
+  theme's own scripts and styles (tests/test_widget_browser.py checks both on a bare page)."""
+
+import functools
+import http.server
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from browser import CHROMIUM, Browser
+from test_widget_browser import CONTRAST, LONG_SENTENCE
+
+BOOK = Path(os.environ["BOOK_HTML"]) if os.environ.get("BOOK_HTML") else None
+pytestmark = [
+    pytest.mark.skipif(BOOK is None, reason="checks the built book: `make check-book` after `make book`"),
+    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (.ci/run installs it)"),
+]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def book():
+    """(base URL, the pages' paths) of the built book, served over HTTP."""
+    assert (BOOK / "index.html").is_file(), f"{BOOK} holds no built book: run `make book`"
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(BOOK)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    pages = sorted(str(p.relative_to(BOOK)) for p in BOOK.rglob("*.html")
+                   if not {"_static", "_sources", "_images"} & set(p.parts))
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/", pages
+    httpd.shutdown()
+
+
+def chapters(pages):
+    return [p for p in pages if p.startswith("chapters/")]
+
+
+def click(browser, selector, index):
+    """A real mouse click (pressed and released) in the middle of the index-th match of selector."""
+    x, y = browser.evaluate(f"(() => {{ const e = document.querySelectorAll({json.dumps(selector)})[{index}]; "
+                            "e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect(); "
+                            "return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+    for kind in ("mousePressed", "mouseReleased"):
+        browser.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+    time.sleep(0.05)
+
+
+STATE = """[...document.querySelectorAll('.admonition.toggle')].map(e => [
+    e.classList.contains('solution') ? 'solution' : 'other', !e.classList.contains('toggle-hidden')])"""
+
+
+def test_every_solution_opens_when_its_title_is_clicked(book):
+    """Clicking the title's link ("Exercise 1.1 (...)") jumped to the exercise and threw "button is
+    not defined" for 31 of 62 solutions; with a hint open, it closed the hint instead."""
+    base, pages = book
+    browser, failures, n = Browser(), [], 0
+    try:
+        for page in chapters(pages):
+            browser.goto(base + page, settle=0.2)
+            solutions = browser.evaluate("document.querySelectorAll('.solution.toggle').length")
+            toggles = browser.evaluate(STATE)
+            for i in range(solutions):
+                n += 1
+                browser.errors.clear()
+                url = browser.evaluate("location.href")
+                k = [j for j, (kind, _) in enumerate(toggles) if kind == "solution"][i]
+                hint = next((j for j in range(k - 1, -1, -1) if toggles[j][0] == "other"), None)
+                if hint is not None and not browser.evaluate(STATE)[hint][1]:  # open the hint first
+                    click(browser, ".admonition.toggle > .admonition-title .toggle-button", hint)
+                before = browser.evaluate(STATE)
+                where = ".solution.toggle > .admonition-title a" if browser.evaluate(
+                    f"!!document.querySelectorAll('.solution.toggle')[{i}].querySelector('.admonition-title a')"
+                ) else ".solution.toggle > .admonition-title"
+                click(browser, where, i)
+                after = browser.evaluate(STATE)
+                want = [list(s) for s in before]
+                want[k][1] = not before[k][1]  # this solution toggles, nothing else
+                problems = []
+                if after != want:
+                    problems.append("it did not toggle that solution alone")
+                if browser.evaluate("location.href") != url:
+                    problems.append("it followed the link")
+                if browser.errors:
+                    problems.append(browser.errors[0].splitlines()[0])
+                if problems:
+                    failures.append(f"{page} solution {i + 1}: {'; '.join(problems)}")
+                toggles = after
+    finally:
+        browser.close()
+    assert n >= 60, n
+    assert failures == [], f"{len(failures)} of {n} solutions:\n" + "\n".join(failures)
+
+
+def test_no_page_is_wider_than_a_phone(book):
+    """At 400 px, long inline code widened chapter 4 to 431 px, chapter 8 to 409, chapter 6 to 402."""
+    base, pages = book
+    browser, wide = Browser(width=400, height=800), {}
+    try:
+        for page in pages:
+            browser.goto(base + page, settle=0.1)
+            width = browser.evaluate("document.documentElement.scrollWidth")
+            if width > 400:
+                wide[page] = (width, browser.evaluate(
+                    "[...document.querySelectorAll('article p, article li, article code, article td, article img')]"
+                    ".filter(e => e.getBoundingClientRect().right > 400.5).slice(0, 3)"
+                    ".map(e => e.tagName + ': ' + e.textContent.slice(0, 60))"))
+    finally:
+        browser.close()
+    assert len(pages) > 15
+    assert wide == {}, wide
+
+
+RAW_TEX = re.compile(r"\$[^$\s][^$]*\$|\\[A-Za-z]+|\^\{|\^\d")
+
+
+def test_no_raw_tex_in_the_bibliography_or_the_citation_tooltips(book):
+    base, pages = book
+    browser = Browser()
+    found = {}
+    try:
+        for page in ["bibliography.html"] + chapters(pages):
+            browser.goto(base + page, settle=0.1)
+            texts = browser.evaluate(
+                "[...document.querySelectorAll('.citation, dl.citation > dd, div.citation')].map(e => e.innerText)"
+                ".concat([...document.querySelectorAll('a[href*=\"bibliography.html\"][title], "
+                "a.reference[title]')].map(e => e.title))")
+            bad = sorted({t for t in texts if RAW_TEX.search(t)})
+            if bad:
+                found[page] = bad
+            if page == "bibliography.html":
+                assert len(texts) > 30 and any("Rabe" in t for t in texts), texts[:3]
+    finally:
+        browser.close()
+    assert found == {}, found
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_explorers_weight_numbers_are_legible_in_the_book(book, theme):
+    """The dark theme's numbers sat on orange at 1.05:1 (the light theme's at 2.9:1)."""
+    base, _ = book
+    browser = Browser()
+    try:
+        browser.goto(base + "chapters/13_training_a_translator.html", settle=0.3)
+        browser.evaluate(f"document.documentElement.dataset.theme = '{theme}', 1")
+        worst, where, n = browser.evaluate(CONTRAST)
+    finally:
+        browser.close()
+    assert n > 100
+    assert worst >= 4.5, f"{where}: contrast {worst:.2f}:1 in the {theme} theme"
+
+
+def test_the_translators_explorer_adds_a_long_sentence_without_freezing_the_book(book):
+    """The 500-word paste froze the page for about 16 s: the theme's FontAwesome reacted to each
+    of about 11,000 heatmap cells added one by one."""
+    base, _ = book
+    browser = Browser()
+    try:
+        browser.goto(base + "translate.html", settle=1.0)
+        got = browser.evaluate(LONG_SENTENCE)
+    finally:
+        browser.close()
+    assert got["cells"] == 11000 and got["fontawesome"] == "object", got
+    assert max(got["tasks"], default=0) < 200, got
+    # (the theme itself logs "Got invalid theme mode" in a fresh profile, and the server has no favicon)
+    assert [e for e in browser.errors if "Error" in e] == []
