@@ -488,6 +488,10 @@ def test_train_full_writes_a_checkpoint_that_loads_and_logs_its_recipe(tmp_path,
     monkeypatch.setitem(T.FULL, "vocab_size", 300)
     monkeypatch.setitem(T.FULL, "concatenated", 10)
     monkeypatch.setitem(T.FULL, "eval_every", 2)
+    # a small model: the recipe's path is under test, not its size (the full size took 49 s,
+    # most of it an untrained model decoding to its length limit)
+    for key, value in dict(d_model=32, n_heads=2, d_ff=64, n_layers=1).items():
+        monkeypatch.setitem(T.FULL, key, value)
     log = T.train_full(tmp_path / "ck", steps=4, threads=1, progress=False)
     assert log["recipe"]["steps"] == 4 and log["recipe"]["schedule"] == "linear"
     assert log["fused_step"] is True
