@@ -213,9 +213,10 @@ def test_notebook_agrees_with_its_text_twin(path):
 # The Colab path of the setup cell, run outside Colab: a fake `google.colab` module makes the
 # cell take it, the repository is cloned from a local file URL instead of GitHub, and pip is
 # stubbed (it would otherwise re-point this environment's editable install at the clone). Run in
-# IPython, as a notebook kernel would, so that the cell's `%config` line works.
+# IPython, as a notebook kernel would, so that the cell's `%config` line works. With
+# COLAB_REAL_PIP=1 (in a throw-away Colab-like interpreter, below) pip runs for real.
 _COLAB_HARNESS = r"""
-import json, subprocess, sys, types
+import json, os, subprocess, sys, types
 google = types.ModuleType("google")
 google.colab = types.ModuleType("google.colab")
 sys.modules["google"], sys.modules["google.colab"] = google, google.colab
@@ -223,6 +224,10 @@ _run, pip_calls = subprocess.run, []
 def run(cmd, *args, **kwargs):
     if list(cmd[:3]) == [sys.executable, "-m", "pip"]:
         pip_calls.append(list(cmd))
+        if os.environ.get("COLAB_REAL_PIP") == "1":
+            done = _run(cmd, *args, **kwargs)
+            pip_calls[-1].append(f"exit {done.returncode}")
+            return done
         return subprocess.CompletedProcess(cmd, 0, "", "")
     return _run(cmd, *args, **kwargs)
 subprocess.run = run
@@ -237,7 +242,7 @@ print(json.dumps({"package": minformer.__file__, "data": str(minformer.DATA_DIR)
 """
 
 
-def _colab_setup_cell(tmp_path, url):
+def _colab_setup_cell(tmp_path, url, python=sys.executable, real_pip=False):
     setup = source(code_cells(load(CHAPTERS[0]))[0])
     cell = tmp_path / "setup_cell.py"
     cell.write_text(setup.replace(f'REPO_URL = "{repository_url()}"', f'REPO_URL = "{url}"'))
@@ -245,8 +250,56 @@ def _colab_setup_cell(tmp_path, url):
     harness.write_text(_COLAB_HARNESS)
     env = {k: v for k, v in os.environ.items() if k not in ("MINFORMER_DATA", "PYTHONPATH")}
     env["MPLBACKEND"] = "Agg"
-    return subprocess.run([sys.executable, str(harness), str(cell)], cwd=tmp_path, env=env,
+    if real_pip:
+        # pip as Colab has it: no configuration file, constraints or local wheel folders (a
+        # machine's pip.conf may cap torch through a constraints file, which would downgrade the
+        # torch installed here, as Colab never would); its certificates and time-out stay
+        env = {k: v for k, v in env.items() if k not in ("PIP_CONSTRAINT", "PIP_FIND_LINKS")}
+        env.update(COLAB_REAL_PIP="1", PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    return subprocess.run([python, str(harness), str(cell)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
+
+
+def _distributions(python):
+    """{normalized name: [versions]} of every distribution the interpreter sees: two entries for
+    one name are two copies of it installed side by side."""
+    listing = subprocess.run([python, "-c", (
+        "import importlib.metadata as m, json, re; d = {}\n"
+        "for x in m.distributions():\n"
+        "    d.setdefault(re.sub(r'[-_.]+', '-', x.metadata['Name']).lower(), []).append(x.version)\n"
+        "print(json.dumps(d))")], capture_output=True, text=True, check=True)
+    return {name: sorted(versions) for name, versions in json.loads(listing.stdout).items()}
+
+
+# A Colab-like interpreter: torch, numpy, matplotlib, tqdm and IPython preinstalled, no minformer.
+# .ci/reader (`make test-reader`) builds one beside the reader's environment, with the same torch,
+# and points this variable at it; the setup cell then runs its real `pip install -e book` there.
+COLAB_PYTHON = os.environ.get("MINFORMER_COLAB_PYTHON")
+
+
+@pytest.mark.skipif(not COLAB_PYTHON or shutil.which("git") is None,
+                    reason="needs git and MINFORMER_COLAB_PYTHON, a throw-away Colab-like interpreter "
+                           "(make test-reader builds one)")
+def test_setup_cell_on_colab_keeps_colabs_torch(tmp_path):
+    """The setup cell's real pip install leaves Colab's own torch (and everything else Colab
+    ships) as it was: no downgrade, no second copy; it only adds minformer."""
+    subprocess.run([COLAB_PYTHON, "-m", "pip", "uninstall", "-q", "-y", "minformer"],
+                   capture_output=True, env={**os.environ, "PIP_CONFIG_FILE": os.devnull})
+    before = _distributions(COLAB_PYTHON)
+    assert "torch" in before and "minformer" not in before, sorted(before)
+    run = _colab_setup_cell(tmp_path, REPO.as_uri(), python=COLAB_PYTHON, real_pip=True)
+    assert run.returncode == 0, f"the setup cell failed on the Colab path:\n{run.stdout}\n{run.stderr}"
+    assert "pip could not install" not in run.stdout, run.stdout
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    assert found["pip"] and found["pip"][0][-3:] == ["-e", "book", "exit 0"], found["pip"]
+    after = _distributions(COLAB_PYTHON)
+    # an editable install is seen twice: its dist-info, and the clone's code/minformer.egg-info
+    # on the path its .pth file adds
+    assert set(after["minformer"]) == {"0.1.0"}, after["minformer"]
+    assert len(after["torch"]) == 1 and after["torch"] == before["torch"], (before["torch"], after["torch"])
+    changed = {name: (before.get(name), after.get(name)) for name in set(before) | set(after)
+               if name != "minformer" and before.get(name) != after.get(name)}
+    assert changed == {}, f"the setup cell's pip install changed Colab's packages: {changed}"
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not (REPO / ".git").exists(),
