@@ -176,7 +176,8 @@ def test_equals_nn_transformer_with_copied_weights(norm_first):
     src, tgt = ids(3, 7, lengths=[7, 4, 6]), ids(3, 5, lengths=[5, 5, 3], seed=5)
     x, y = ours.src_embed(src), ours.tgt_embed(tgt)
     src_pad, tgt_pad = src == PAD, tgt == PAD  # PyTorch: True = padding
-    causal = nn.Transformer.generate_square_subsequent_mask(5)
+    # bool like the padding masks (True = hidden): PyTorch deprecates mixing a float and a bool mask
+    causal = torch.ones(5, 5, dtype=torch.bool).triu(1)
     with torch.no_grad():
         h = theirs(x, y, tgt_mask=causal, src_key_padding_mask=src_pad,
                    tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad)
