@@ -108,6 +108,17 @@ def test_rnn_unrolled_diagram_draws_one_cell_per_step():
     plt.close("all")
 
 
+def test_gru_cell_diagram_shows_both_gates_and_the_direct_path():
+    from minformer.plots import gru_cell_diagram
+
+    ax = gru_cell_diagram()
+    texts = _texts(ax)
+    assert len(_boxes(ax)) == 7                  # h_{t-1}, x_t, r, n, z, the mix, h_t
+    assert "reset gate" in texts and "update gate" in texts
+    assert "z_t \\odot h_{t-1}" in texts        # the mix keeps h_{t-1}
+    plt.close("all")
+
+
 def test_seq2seq_diagram_contexts_only_with_attention():
     from minformer.plots import seq2seq_diagram
 

@@ -300,6 +300,34 @@ def rnn_unrolled_diagram(ax=None, steps=4, title="A recurrent network, unrolled 
     return ax
 
 
+def gru_cell_diagram(ax=None, title="One step of a GRU"):
+    """h_{t-1} and x_t → reset gate r_t, update gate z_t → candidate n_t → the mix
+    h_t = (1 - z_t) ⊙ n_t + z_t ⊙ h_{t-1}, with the direct path from h_{t-1} to h_t along the top
+    (chapter 9's equations, PyTorch's convention)."""
+    ax = _canvas(ax, (-0.2, 11.8), (-0.1, 6.0), (7.2, 3.8), title)
+    h_prev = _box(ax, 0.9, 5.2, "$h_{t-1}$", "state", w=1.3)
+    x = _box(ax, 0.9, 0.6, "$x_t$", "data", w=1.3)
+    r = _box(ax, 2.8, 3.0, "reset gate\n$r_t = \\sigma(\\ldots)$", "op", w=2.0, h=0.95)
+    n = _box(ax, 5.9, 3.0, "candidate $n_t =$\n$\\tanh(W x_t + r_t \\odot W h_{t-1})$", "op",
+             w=3.0, h=0.95)
+    z = _box(ax, 9.0, 3.0, "update gate\n$z_t = \\sigma(\\ldots)$", "op", w=2.1, h=0.95)
+    mix = _box(ax, 8.7, 5.2, "$(1 - z_t) \\odot n_t + z_t \\odot h_{t-1}$", "op", w=3.2, h=0.7)
+    h = _box(ax, 11.3, 5.2, "$h_t$", "state", w=0.8)
+    for target in (r, n, z):
+        _arrow(ax, h_prev, target)
+        _arrow(ax, x, target)
+    _arrow(ax, r, n)
+    ax.text(4.1, 3.2, "$r_t$", fontsize=8, ha="center", color="0.2")
+    _arrow(ax, n, mix)
+    _arrow(ax, z, mix)
+    ax.text(9.05, 4.1, "$z_t$", fontsize=8, ha="left", color="0.2")
+    _arrow(ax, h_prev, mix)
+    ax.text(4.2, 5.45, "$h_{t-1}$ itself, scaled by $z_t$: no $\\tanh$, no $W$", fontsize=8,
+            ha="center", color="0.2")
+    _arrow(ax, mix, h)
+    return ax
+
+
 def seq2seq_diagram(axes=None, title=None):
     """Two panels: the RNN encoder-decoder whose only link is s_0 = f(h_T) (the bottleneck), and
     the same with attention, where every decoder step reads a context c_i = Σ_j a_ij h_j."""
