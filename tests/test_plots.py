@@ -108,6 +108,17 @@ def test_rnn_unrolled_diagram_draws_one_cell_per_step():
     plt.close("all")
 
 
+def test_architectures_diagram_draws_the_three_wirings():
+    from minformer.plots import architectures_diagram
+
+    ax = architectures_diagram()
+    texts = _texts(ax)
+    assert len(_boxes(ax)) == 3 + 3 + 5          # in, stack, out; twice; then src, tgt, 2 stacks, out
+    for name in ("encoder-only", "decoder-only", "encoder-decoder", "causal", "cross-attention"):
+        assert name in texts
+    plt.close("all")
+
+
 def test_gru_cell_diagram_shows_both_gates_and_the_direct_path():
     from minformer.plots import gru_cell_diagram
 

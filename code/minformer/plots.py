@@ -300,6 +300,39 @@ def rnn_unrolled_diagram(ax=None, steps=4, title="A recurrent network, unrolled 
     return ax
 
 
+def architectures_diagram(ax=None, title="One stack of blocks, three wirings"):
+    """Encoder-only, decoder-only and encoder-decoder side by side (chapter 12): what goes in,
+    which attention each stack uses, what comes out and what it is trained to predict."""
+    ax = _canvas(ax, (-0.3, 12.5), (-0.5, 6.4), (8.6, 4.6), title)
+    for x, name in ((1.6, "encoder-only (BERT)"), (5.2, "decoder-only (GPT)"),
+                    (9.85, "encoder-decoder (T5, translation)")):
+        ax.text(x, 6.1, name, ha="center", fontsize=9, weight="bold")
+    # encoder-only
+    enc_in = _box(ax, 1.6, 0.4, "the cat <mask> on", "data", w=2.6)
+    enc = _box(ax, 1.6, 2.5, "N blocks,\nbidirectional\n(padding mask only)", "op", w=2.6, h=1.3)
+    enc_out = _box(ax, 1.6, 4.8, "a vector per token:\n<mask> → sat", "data", w=2.6, h=0.9)
+    _arrow(ax, enc_in, enc)
+    _arrow(ax, enc, enc_out)
+    # decoder-only
+    dec_in = _box(ax, 5.2, 0.4, "the cat sat", "data", w=2.4)
+    dec = _box(ax, 5.2, 2.5, "N blocks,\ncausal mask", "op", w=2.4, h=1.3)
+    dec_out = _box(ax, 5.2, 4.8, "next token at each\nposition: cat sat on", "data", w=2.6, h=0.9)
+    _arrow(ax, dec_in, dec)
+    _arrow(ax, dec, dec_out)
+    # encoder-decoder
+    src = _box(ax, 8.4, 0.4, "source: the cat", "data", w=2.2)
+    encoder = _box(ax, 8.4, 2.5, "encoder:\nbidirectional", "op", w=2.0, h=1.3)
+    tgt = _box(ax, 11.3, 0.4, "<bos> el", "data", w=1.9)
+    decoder = _box(ax, 11.3, 2.5, "decoder: causal\n+ cross-attention", "op", w=2.1, h=1.3)
+    out = _box(ax, 11.3, 4.8, "next token:\nel gato", "data", w=2.0, h=0.9)
+    _arrow(ax, src, encoder)
+    _arrow(ax, tgt, decoder)
+    _arrow(ax, encoder, decoder)
+    ax.text(9.82, 2.0, "keys and\nvalues", fontsize=7.5, ha="center", va="top", color="0.2")
+    _arrow(ax, decoder, out)
+    return ax
+
+
 def gru_cell_diagram(ax=None, title="One step of a GRU"):
     """h_{t-1} and x_t → reset gate r_t, update gate z_t → candidate n_t → the mix
     h_t = (1 - z_t) ⊙ n_t + z_t ⊙ h_{t-1}, with the direct path from h_{t-1} to h_t along the top
