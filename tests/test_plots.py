@@ -140,6 +140,60 @@ def test_seq2seq_diagram_contexts_only_with_attention():
     plt.close("all")
 
 
+def test_attention_pipeline_diagram_prints_chapter_1s_numbers():
+    from minformer.plots import attention_pipeline_diagram
+
+    X = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]])
+    ax = attention_pipeline_diagram(X, 1)
+    text = _texts(ax)
+    assert len(_boxes(ax)) == 3 * 3 + 1          # tokens, scores, weights; the output
+    for label in ["x_2 \\cdot x_1 = 0.80", "x_2 \\cdot x_3 = 0.60", "a_{21} = 0.33",
+                  "a_{22} = 0.40", "a_{23} = 0.27", "(0.65, 0.51)", "softmax"]:
+        assert label in text, label
+    with pytest.raises(ValueError, match="2 <= n <= 4"):
+        attention_pipeline_diagram(np.zeros((6, 2)), 0)
+    with pytest.raises(ValueError, match="query index"):
+        attention_pipeline_diagram(X, 3)
+    plt.close("all")
+
+
+def test_qkv_projections_diagram_keeps_one_row_per_token():
+    from matplotlib.patches import Rectangle
+
+    from minformer.plots import qkv_projections_diagram
+
+    ax = qkv_projections_diagram(n=4, d=6, d_k=3, d_v=2)
+    cells = [p for p in ax.patches if type(p) is Rectangle]
+    # X, then W_Q and Q, W_K and K, W_V and V, cell by cell
+    assert len(cells) == 4 * 6 + 2 * (6 * 3 + 4 * 3) + (6 * 2 + 4 * 2)
+    text = _texts(ax)
+    for label in ["$Q = X W_Q$", "$K = X W_K$", "$V = X W_V$", "(4 \\times 6)", "(6 \\times 2)",
+                  "queries", "keys", "values"]:
+        assert label in text, label
+    with pytest.raises(ValueError, match="draw with"):
+        qkv_projections_diagram(n=20)
+    plt.close("all")
+
+
+def test_word2vec_diagram_predicts_context_or_centre():
+    from minformer.plots import word2vec_diagram
+
+    words = "swam across the river to get to".split()
+    skipgram, cbow = word2vec_diagram(words, centre=3, window=2)
+    red = [(0.839, 0.153, 0.157, 1.0)]                  # tab:red, the predicted words
+    def predicted(ax):
+        return [t for p, t in zip(ax.patches, words)
+                if np.allclose(p.get_edgecolor(), red[0], atol=1e-3)]
+    assert predicted(skipgram) == ["across", "the", "to", "get"]
+    assert predicted(cbow) == ["river"]
+    assert "4 pairs" in skipgram.get_title() and "average" in _texts(cbow)
+    with pytest.raises(ValueError, match="centre must index"):
+        word2vec_diagram(words, centre=7, window=2)
+    with pytest.raises(ValueError, match="at most 8 words"):
+        word2vec_diagram(words * 2, centre=3, window=2)
+    plt.close("all")
+
+
 def test_diagram_boxes_reject_an_unknown_kind():
     from minformer.plots import _box
 

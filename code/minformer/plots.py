@@ -404,3 +404,156 @@ def seq2seq_diagram(axes=None, title=None):
     if title:
         axes[0].figure.suptitle(title)
     return axes
+
+
+def attention_pipeline_diagram(X, i, ax=None,
+                               title="One token's attention: scores, softmax, weighted sum"):
+    """Chapter 1's y_i = Σ_j softmax_j(x_i · x_j) x_j for one query, on the numbers of X:
+    the tokens x_j, the scores x_i · x_j, the softmax weights a_ij (a row that sums to 1) and
+    the output y_i. X: (n, d) with 2 <= n <= 4 and d <= 3 (every number is printed); i: the
+    query's index, from 0."""
+    X = _to_numpy(X)
+    if X.ndim != 2 or not 2 <= X.shape[0] <= 4 or not 1 <= X.shape[1] <= 3:
+        raise ValueError(f"need X of shape (n, d) with 2 <= n <= 4 and d <= 3 to print every "
+                         f"number; got {tuple(X.shape)}")
+    n = len(X)
+    if not 0 <= i < n:
+        raise ValueError(f"query index i must be in 0..{n - 1}; got {i}")
+    s = X @ X[i]                                   # (n,) scores x_i · x_j
+    a = np.exp(s - s.max())
+    a = a / a.sum()                                # (n,) weights a_ij
+    y = a @ X                                      # (d,) output y_i
+
+    def vec(v):
+        return "(" + ", ".join(f"{x:.2f}" for x in v) + ")"
+
+    q = i + 1                                      # 1-based, as in the text
+    width = 2.4 * n + 0.2
+    ax = _canvas(ax, (0.0, width), (0.55, 9.8), (1.45 * n + 0.6, 5.2), title)
+    cols = [1.3 + 2.4 * j for j in range(n)]
+    steps = [(9.35, f"tokens $x_j$; the query is $x_{q}$"),
+             (7.35, f"1. scores: $x_{q} \\cdot x_j$ for every $j$"),
+             (5.35, "2. softmax: weights $\\geq 0$ that sum to 1"),
+             (3.35, "3. weighted sum of the tokens")]
+    for y_text, text in steps:
+        ax.text(0.1, y_text, text, fontsize=10, va="center", color="0.15", zorder=4,
+                bbox=dict(facecolor="white", edgecolor="none", pad=1.5))
+    tokens = [_box(ax, c, 8.5, f"$x_{j + 1}$ {vec(X[j])}", "data", w=2.2, h=0.8,
+                   fontsize=10) for j, c in enumerate(cols)]
+    query = ax.patches[-(n - i)]
+    query.set_linewidth(2.2)
+    query.set_edgecolor("tab:purple")
+    scores = [_box(ax, c, 6.5, f"$x_{q} \\cdot x_{j + 1} = {s[j]:.2f}$", "op", w=2.2, h=0.8,
+                   fontsize=10)
+              for j, c in enumerate(cols)]
+    weights = [_box(ax, c, 4.5, f"$a_{{{q}{j + 1}}} = {a[j]:.2f}$", "op", w=2.2, h=0.8,
+                    fontsize=10) for j, c in enumerate(cols)]
+    terms = " + ".join(f"{a[j]:.2f}\\,x_{j + 1}" for j in range(n))
+    out = _box(ax, width / 2, 1.45, f"$y_{q} = {terms}$\n$= {vec(y)}$", "data",
+               w=width - 0.4, h=1.3, fontsize=10)
+    for j in range(n):
+        _arrow(ax, tokens[j], scores[j])
+        if j != i:                                 # the query meets every token
+            _arrow(ax, tokens[i], scores[j], colour="tab:purple", ls=":", style="->")
+        _arrow(ax, scores[j], weights[j])
+        _arrow(ax, weights[j], out)
+    return ax
+
+
+def _grid(ax, x, y, rows, cols, colours, cell=0.36):
+    """A rows × cols matrix drawn as cells centred at (x, y); row r filled with colours[r].
+    Returns (x, y, w, h) like _box, for _arrow."""
+    from matplotlib.patches import Rectangle
+
+    w, h = cols * cell, rows * cell
+    for r in range(rows):
+        for c in range(cols):
+            ax.add_patch(Rectangle((x - w / 2 + c * cell, y + h / 2 - (r + 1) * cell), cell,
+                                   cell, facecolor=colours[r], edgecolor="0.35", lw=0.8,
+                                   zorder=2))
+    return (x, y, w, h)
+
+
+def qkv_projections_diagram(n=4, d=6, d_k=3, d_v=2, ax=None,
+                            title="The same tokens, three projections"):
+    """Chapter 3's Q = X W_Q, K = X W_K, V = X W_V drawn as matrices: X (n × d) with one
+    colour per token row, each weight matrix (d × d_k or d × d_v) and each result, whose row r
+    comes from token r alone."""
+    if not (2 <= n <= 6 and 2 <= d <= 8 and 1 <= d_k <= 4 and 1 <= d_v <= 4):
+        raise ValueError(f"draw with 2 <= n <= 6, 2 <= d <= 8 and d_k, d_v in 1..4; got n={n}, "
+                         f"d={d}, d_k={d_k}, d_v={d_v}")
+    ax = _canvas(ax, (-0.3, 10.3), (-2.2, 9.2), (4.8, 5.5), title)
+    tokens = [plt.cm.Pastel1(r % 9) for r in range(n)]
+    X = _grid(ax, 5.0, 7.7, n, d, tokens)
+    ax.text(5.0 + X[2] / 2 + 0.2, 7.7, f"$X$\n$({n} \\times {d})$\none row\nper token",
+            fontsize=10, va="center")
+    roles = [("Q", d_k, "queries:\nwhat it\nlooks for"), ("K", d_k, "keys:\nwhat it is\nfound by"),
+             ("V", d_v, "values:\nwhat it\nhands over")]
+    for x, (name, size, role) in zip((1.6, 5.0, 8.4), roles):
+        W = _grid(ax, x, 4.7, d, size, [_COLOURS["param"]] * d)
+        ax.text(x + W[2] / 2 + 0.15, 4.7, f"$W_{name}$\n$({d} \\times {size})$", fontsize=10,
+                va="center")
+        _arrow(ax, (X[0] - X[2] / 2 + (x - 1.6) / 6.8 * X[2], X[1] - X[3] / 2 - 0.05),
+               (x, W[1] + W[3] / 2 + 0.1))
+        R = _grid(ax, x, 1.2, n, size, tokens)
+        _arrow(ax, (x, W[1] - W[3] / 2 - 0.05), (x, R[1] + R[3] / 2 + 0.1))
+        ax.text(x + R[2] / 2 + 0.15, 1.2, f"${name} = X W_{name}$\n$({n} \\times {size})$",
+                fontsize=10, va="center")
+        ax.text(x, -0.75, role, fontsize=9, ha="center", va="center", color="0.2")
+    ax.text(5.0, -1.95, "row $r$ of $Q$, $K$ and $V$ comes from token $r$ alone (same colour)",
+            fontsize=9, ha="center", va="center", color="0.2")
+    return ax
+
+
+def word2vec_diagram(words, centre, window, axes=None):
+    """Two panels, one window of a sentence: skip-gram (the centre word's vector predicts each
+    context word, one prediction per pair) and CBOW (the average of the context words' vectors
+    predicts the centre word). words: the sentence; centre: the centre's index; window: m."""
+    if not 0 <= centre < len(words):
+        raise ValueError(f"centre must index the {len(words)} words; got {centre}")
+    if window < 1:
+        raise ValueError(f"window must be at least 1; got {window}")
+    if len(words) > 8:
+        raise ValueError(f"at most 8 words fit across the page; got {len(words)}")
+    if axes is None:
+        _, axes = plt.subplots(2, 1, figsize=(5.0, 4.6), constrained_layout=True)
+    if len(axes) != 2:
+        raise ValueError(f"need two axes (skip-gram, CBOW); got {len(axes)}")
+    context = [j for j in range(len(words)) if 1 <= abs(j - centre) <= window]
+    xs = [0.75 + 1.45 * j for j in range(len(words))]
+    mid = xs[centre]
+    predicted = "tab:red"
+    for ax, model in zip(axes, ("skip-gram", "CBOW")):
+        _canvas(ax, (0.0, 1.45 * len(words) + 0.05), (-0.75, 3.35), None, None)
+        boxes = []
+        for j, (x, w) in enumerate(zip(xs, words)):
+            kind = "data" if j == centre or j in context else "op"
+            boxes.append(_box(ax, x, 0.0, w, kind, w=1.3, h=0.7, fontsize=10))
+            if kind == "op":                       # outside the window: greyed out
+                ax.patches[-1].set_facecolor("0.93")
+                ax.texts[-1].set_color("0.55")
+        targets = context if model == "skip-gram" else [centre]
+        for j in targets:
+            ax.patches[j].set_edgecolor(predicted)
+            ax.patches[j].set_linewidth(2.0)
+        if model == "skip-gram":
+            hub = _box(ax, mid, 2.2, f"$v_{{\\mathrm{{{words[centre]}}}}}$", "param", w=1.6,
+                       h=0.75, fontsize=10)
+            _arrow(ax, boxes[centre], hub)
+            for j in context:
+                _arrow(ax, hub, boxes[j], colour=predicted)
+            ax.set_title(f"skip-gram: the centre predicts each context word\n"
+                         f"({len(context)} pairs, {len(context)} predictions "
+                         f"$p(o \\mid \\mathrm{{{words[centre]}}})$)", fontsize=10)
+        else:
+            hub = _box(ax, mid, 2.2, "$h$ = average of\nthe context's $v$", "param", w=2.6,
+                       h=0.85, fontsize=10)
+            for j in context:
+                _arrow(ax, boxes[j], hub)
+            _arrow(ax, hub, boxes[centre], colour=predicted)
+            ax.set_title("CBOW: the context together predicts the centre\n"
+                         "(one prediction $p(\\mathrm{" + words[centre] + "} \\mid h)$)",
+                         fontsize=10)
+    axes[1].text(0.05, -0.62, "red: the words predicted; grey: outside the window",
+                 fontsize=8.5, color="0.35", va="center")
+    return axes
