@@ -39,12 +39,7 @@ class Vocab:
     def __init__(self, itos: Sequence[str], counts, min_count: int = 1):
         itos = validate.str_list(itos, "itos")
         validate.positive_int(min_count, "min_count")
-        counts = np.asarray(counts)
-        if counts.dtype.kind not in "iu":
-            raise TypeError(f"counts must be integers; got dtype {counts.dtype}")
-        counts = counts.astype(np.int64)
-        if counts.ndim != 1:
-            raise ValueError(f"counts must be 1-D (vocab,); got shape {counts.shape}")
+        counts = _counts_array(counts, "iu", "integers").astype(np.int64)
         if (counts < 0).any():
             bad = int(np.flatnonzero(counts < 0)[0])
             raise ValueError(f"counts must be ≥ 0 (how often each word occurs); got "
@@ -173,6 +168,17 @@ def unigram_table(probs, size: int = 10_000_000) -> torch.Tensor:
     return torch.repeat_interleave(torch.arange(len(probs), dtype=torch.int32), slots)
 
 
+def _counts_array(counts, kinds: str, what: str) -> np.ndarray:
+    """``counts`` as a 1-D NumPy array (vocab,) whose dtype kind is one of ``kinds`` ("iu":
+    integers, "iuf": numbers); TypeError or ValueError naming what is wrong."""
+    counts = np.asarray(counts)
+    if counts.dtype.kind not in kinds:
+        raise TypeError(f"counts must be {what}; got dtype {counts.dtype}")
+    if counts.ndim != 1:
+        raise ValueError(f"counts must be 1-D (vocab,); got shape {counts.shape}")
+    return counts
+
+
 def _check_distribution(p: torch.Tensor, name: str) -> None:
     """``p`` (n,) holds finite numbers ≥ 0, not all 0; ValueError naming the first bad entry."""
     bad = ~torch.isfinite(p) | (p < 0)
@@ -194,12 +200,7 @@ def keep_probabilities(counts, t: float = 1e-4) -> np.ndarray:
     """Subsampling: a word of relative frequency f = count / total is kept with probability
     min(1, √(t / f)) (Mikolov et al. 2013, eq. 5). counts: (vocab,). Returns float64 (vocab,)."""
     validate.number(t, "subsampling threshold t", low=0.0, low_open=True)
-    counts = np.asarray(counts)
-    if counts.dtype.kind not in "iuf":
-        raise TypeError(f"counts must be numbers; got dtype {counts.dtype}")
-    counts = counts.astype(np.float64)
-    if counts.ndim != 1:
-        raise ValueError(f"counts must be 1-D (vocab,); got shape {counts.shape}")
+    counts = _counts_array(counts, "iuf", "numbers").astype(np.float64)
     _check_distribution(torch.from_numpy(counts), "counts")  # a total of 0 would give NaN
     f = counts / counts.sum()
     return np.minimum(1.0, np.sqrt(t / np.maximum(f, 1e-300)))
