@@ -1,0 +1,190 @@
+/* Chapter 4's figure, "ch04-scaling": a slider for d_k, and side by side what unscaled and scaled
+ * attention do with random queries and keys of that size: the spread of the scores, how close the
+ * softmax rows come to one-hot (largest weight, entropy), and how much gradient gets through
+ * (the Jacobian's size ‖J‖_F and ‖∂L/∂q‖ for the chapter's stand-in loss L = Σ_j a_j g_j).
+ *
+ * The samples are drawn in the page from a seeded generator (core.js: mulberry32, Box-Muller), so
+ * every reader, and the tests, see the same numbers for a seed: N queries, each with T keys, of
+ * D_MAX features; size d_k uses the first d_k features of each vector.
+ *
+ * sample(seed) and compute(s, d_k, scaled) are what the page shows (tests/test_figures_js.py
+ * compares them with minformer.attention's softmax and scaled_dot_product_attention, the
+ * gradient by autograd).
+ */
+(function (root, factory) {
+  "use strict";
+  if (typeof module === "object" && module.exports) module.exports = factory(require("./core.js"));
+  else factory(root.MinformerFigures);
+})(typeof globalThis !== "undefined" ? globalThis : this, function (F) {
+  "use strict";
+
+  var N = 50, T = 32, D_MAX = 1024;
+  var SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+
+  /* The page's random numbers for one seed: q (n, D), K (n, t, D) and the upstream gradient
+   * g = ∂L/∂a (n, t), drawn in that order. */
+  function sample(seed, n, t, D) {
+    n = n || N; t = t || T; D = D || D_MAX;
+    var rand = F.mulberry32(seed);
+    return {n: n, t: t, D: D, q: F.normals(rand, n * D), K: F.normals(rand, n * t * D),
+            g: F.normals(rand, n * t)};
+  }
+
+  /* Scores q · k_j over the first d_k features, (n, t) row-major, cached per d_k. */
+  function scores(s, d_k) {
+    s.cache = s.cache || {};
+    if (s.cache[d_k]) return s.cache[d_k];
+    var n = s.n, t = s.t, D = s.D, out = new Float64Array(n * t);
+    for (var r = 0; r < n; r++) {
+      for (var j = 0; j < t; j++) {
+        var sum = 0, qo = r * D, ko = (r * t + j) * D;
+        for (var c = 0; c < d_k; c++) sum += s.q[qo + c] * s.K[ko + c];
+        out[r * t + j] = sum;
+      }
+    }
+    s.cache[d_k] = out;
+    return out;
+  }
+
+  /* What the figure shows for size d_k, scaled by 1/√d_k or not: the standard deviation of the
+   * n · t scores (n · t - 1 in the denominator, as torch.std), the mean largest weight and mean
+   * entropy -Σ a log a of the rows, the median ‖J‖_F of J = diag(a) - a aᵀ and the median
+   * ‖∂L/∂q‖, and the first query's weights sorted from the largest. */
+  function compute(s, d_k, scaled) {
+    var n = s.n, t = s.t, D = s.D;
+    var c = scaled ? 1 / Math.sqrt(d_k) : 1;
+    var raw = scores(s, d_k);
+    var mean = 0, sq = 0, k;
+    for (k = 0; k < n * t; k++) mean += raw[k] * c;
+    mean /= n * t;
+    for (k = 0; k < n * t; k++) sq += (raw[k] * c - mean) * (raw[k] * c - mean);
+    var maxSum = 0, entSum = 0, Js = new Float64Array(n), grads = new Float64Array(n), first = null;
+    var grad = new Float64Array(d_k);
+    for (var r = 0; r < n; r++) {
+      var a = F.softmax(Array.prototype.slice.call(raw, r * t, (r + 1) * t).map(function (x) { return x * c; }));
+      var ag = 0, sumSq = 0, sum4 = 0, diag = 0, ent = 0, j;
+      for (j = 0; j < t; j++) {
+        ag += a[j] * s.g[r * t + j];
+        sumSq += a[j] * a[j];
+        sum4 += a[j] * a[j] * a[j] * a[j];
+        diag += (a[j] - a[j] * a[j]) * (a[j] - a[j] * a[j]);
+        ent -= a[j] * Math.log(Math.max(a[j], 1e-30));
+      }
+      maxSum += Math.max.apply(null, a);
+      entSum += ent;
+      Js[r] = Math.sqrt(diag + sumSq * sumSq - sum4); // off-diagonal: Σ_{i≠j} a_i² a_j²
+      // ∂L/∂s_j = a_j (g_j - Σ_k a_k g_k);  ∂L/∂q = c Σ_j ∂L/∂s_j k_j (first d_k features)
+      grad.fill(0);
+      for (j = 0; j < t; j++) {
+        var w = c * a[j] * (s.g[r * t + j] - ag), ko = (r * t + j) * D;
+        for (var f = 0; f < d_k; f++) grad[f] += w * s.K[ko + f];
+      }
+      var norm = 0;
+      for (var f2 = 0; f2 < d_k; f2++) norm += grad[f2] * grad[f2];
+      grads[r] = Math.sqrt(norm);
+      if (r === 0) first = a.slice().sort(function (x, y) { return y - x; });
+    }
+    return {std: Math.sqrt(sq / (n * t - 1)), maxWeight: maxSum / n, entropy: entSum / n,
+            medianJ: F.median(Js), medianGrad: F.median(grads), first: first};
+  }
+
+  /* Three significant digits, or powers of ten for the very small and large. */
+  function sig(x) {
+    if (x === 0) return "0";
+    if (Math.abs(x) >= 0.01 && Math.abs(x) < 1000) return x.toPrecision(3);
+    return x.toExponential(1).replace("e-", "e−").replace("e+", "e");
+  }
+
+  var ROWS = [
+    ["std", "std of the scores", function (r) { return F.fmt(r.std, 2); }],
+    ["maxWeight", "mean largest weight (uniform 0.031, one-hot 1)", function (r) { return F.fmt(r.maxWeight, 3); }],
+    ["entropy", "mean entropy, nats (uniform log 32 = 3.47)", function (r) { return F.fmt(r.entropy, 3); }],
+    ["medianJ", "median ‖J‖_F", function (r) { return sig(r.medianJ); }],
+    ["medianGrad", "median ‖∂L/∂q‖", function (r) { return sig(r.medianGrad); }]
+  ];
+
+  function mount(root) {
+    var seed = 0, index = 6; // d_k = 64
+    var s = sample(seed);
+
+    root.appendChild(F.el("p", {class: "mff-title"}, ["Grow d_k: unscaled rows turn one-hot and stop passing gradient"]));
+    var controls = F.el("div", {class: "mff-controls"});
+    var slider = F.control("range", "d_k", {min: 0, max: SIZES.length - 1, step: 1, "data-input": "dk"});
+    controls.appendChild(slider.box);
+    var showDk = F.output(controls);
+    var seedBox = F.control("number", "seed", {min: 0, max: 999, step: 1, "data-input": "seed"});
+    controls.appendChild(seedBox.box);
+    root.appendChild(controls);
+
+    var table = F.grid(ROWS.map(function (r) { return r[1]; }), ["unscaled", "scaled by 1/√d_k"], "");
+    Array.prototype.forEach.call(table.table.querySelectorAll("tbody th"), function (th) {
+      th.style.textAlign = "left";
+      th.style.fontWeight = "400";
+      th.style.color = "var(--mff-fg)";
+      th.style.whiteSpace = "normal";
+    });
+    table.cells.forEach(function (row, i) {
+      row[0].dataset.out = ROWS[i][0] + "-unscaled";
+      row[1].dataset.out = ROWS[i][0] + "-scaled";
+    });
+    root.appendChild(table.table);
+
+    // the first query's 32 weights, sorted, as bars
+    var W = 160, H = 60;
+    function bars(title) {
+      var svg = F.svgEl("svg", {viewBox: "0 0 " + W + " " + (H + 18), width: W, height: H + 18, role: "img",
+                                "aria-label": title});
+      svg.appendChild(F.svgEl("line", {x1: 0, y1: H, x2: W, y2: H, stroke: "currentColor", "stroke-opacity": 0.4}));
+      var rects = [];
+      for (var j = 0; j < T; j++) {
+        var rect = F.svgEl("rect", {x: j * W / T + 0.5, width: W / T - 1, fill: "#0b63c5"});
+        svg.appendChild(rect);
+        rects.push(rect);
+      }
+      var label = F.svgEl("text", {x: 0, y: H + 14, class: "mff-muted"}, [title]);
+      svg.appendChild(label);
+      return {svg: svg, rects: rects, label: label, title: title};
+    }
+    var b0 = bars("unscaled"), b1 = bars("scaled");
+    root.appendChild(F.el("div", {class: "mff-row"}, [b0.svg, b1.svg]));
+    root.appendChild(F.el("p", {class: "mff-note"}, [
+      "Bars: one query's 32 weights, largest first (full height = 1). " + N + " random queries, " +
+      "each with " + T + " keys, entries drawn from N(0, 1) in this page."]));
+
+    function drawBars(b, r) {
+      b.rects.forEach(function (rect, j) {
+        var h = Math.max(0.5, r.first[j] * H);
+        rect.setAttribute("y", (H - h).toFixed(2));
+        rect.setAttribute("height", h.toFixed(2));
+      });
+      b.label.textContent = b.title + ": largest " + F.fmt(r.first[0], 3);
+    }
+
+    function update() {
+      var d_k = SIZES[index];
+      slider.input.value = index;
+      seedBox.input.value = seed;
+      showDk("d_k = " + d_k + ", √d_k = " + F.fmt(Math.sqrt(d_k), 2));
+      var r0 = compute(s, d_k, false), r1 = compute(s, d_k, true);
+      ROWS.forEach(function (row, i) {
+        F.paint(table.cells[i][0], row[2](r0));
+        F.paint(table.cells[i][1], row[2](r1));
+      });
+      drawBars(b0, r0);
+      drawBars(b1, r1);
+    }
+
+    slider.input.addEventListener("input", function () { index = Number(slider.input.value); update(); });
+    seedBox.input.addEventListener("input", function () {
+      var v = Number(seedBox.input.value);
+      if (seedBox.input.value === "" || !Number.isInteger(v) || v < 0) return;
+      seed = v;
+      s = sample(seed);
+      update();
+    });
+    update();
+  }
+
+  F.register("ch04-scaling", {mount: mount});
+  return {sample: sample, compute: compute, sig: sig, SIZES: SIZES, N: N, T: T, D_MAX: D_MAX};
+});
