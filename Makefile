@@ -124,11 +124,14 @@ book: $(STAMP)
 
 # The built book as a reader clicks it (tests/test_built_book.py, headless Chromium, about a
 # minute): solutions open from their titles, no page wider than a phone, no raw TeX in the
-# bibliography, the explorer legible and quick. After `make book`; `make test` skips these.
+# bibliography, the explorer legible and quick; Part I's interactive figures show what Node
+# computes, quickly, legibly, on a phone and from file:// (tests/test_figures_browser.py). After
+# `make book`; `make test` skips these.
 .PHONY: check-book
 check-book: $(STAMP)
 	@test -f _build/html/index.html || { echo "make check-book: build the book first (make book)"; exit 1; }
-	BOOK_HTML=_build/html $(BIN)/python -m pytest -p no:cacheprovider tests/test_built_book.py --durations=0
+	BOOK_HTML=_build/html $(BIN)/python -m pytest -p no:cacheprovider tests/test_built_book.py \
+	  tests/test_figures_browser.py --durations=0
 
 # The whole book as one PDF, through LaTeX (xelatex), from the same sources and stored outputs:
 # _build/latex/$(PDF), copied beside the HTML book (the download menu links it there). Needs

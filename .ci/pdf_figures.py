@@ -4,7 +4,9 @@ after `make book` refreshes them when the pages change).
 
 - explorer.png: chapter 13's cross-attention explorer, a Spanish token hovered;
 - translator.png: the page translator (translate.md) after translating a sentence with beam 4,
-  its explorer below, a token hovered.
+  its explorer below, a token hovered;
+- figure-<name>.png: the interactive figures of chapters 1, 3, 4, 5 and 8 (_static/figures/), each
+  at its start, as the page first shows it.
 """
 
 from __future__ import annotations
@@ -104,6 +106,22 @@ def translator_figure(browser: Browser, base: str) -> None:
     shoot(browser, [rect(browser, ".mft"), rect(browser, ".mfx")], OUT / "translator.png")
 
 
+FIGURES = {"ch01-attention": "chapters/01_dot_product_attention.html",
+           "ch03-qkv": "chapters/03_queries_keys_values.html",
+           "ch04-scaling": "chapters/04_scaling.html",
+           "ch05-masking": "chapters/05_masking.html",
+           "ch08-positions": "chapters/08_positional_encoding.html"}
+
+
+def interactive_figures(browser: Browser, base: str) -> None:
+    for name, page in FIGURES.items():
+        prepare(browser, f"{base}/{page}")
+        selector = f".mff[data-figure='{name}']"
+        browser.wait_for(f"document.querySelector({selector!r})?.dataset.mffReady === '1'", 30)
+        scroll_to(browser, selector)
+        shoot(browser, [rect(browser, selector)], OUT / f"figure-{name}.png")
+
+
 def main() -> int:
     if CHROMIUM is None:
         print("error: Chromium is not installed (apt-get install chromium)", file=sys.stderr)
@@ -111,12 +129,16 @@ def main() -> int:
     if not (HTML / "translate.html").is_file():
         print("error: no built book in _build/html: run `make book` first", file=sys.stderr)
         return 1
+    # `python .ci/pdf_figures.py figures` refreshes some only: explorer, translator, figures
+    wanted = set(sys.argv[1:]) or {"explorer", "translator", "figures"}
     OUT.mkdir(parents=True, exist_ok=True)
     httpd, base = serve(HTML)
     browser = Browser(width=1100, height=900)
     try:
-        explorer_figure(browser, base)
-        translator_figure(browser, base)
+        for name, make in (("explorer", explorer_figure), ("translator", translator_figure),
+                           ("figures", interactive_figures)):
+            if name in wanted:
+                make(browser, base)
         for error in browser.errors:  # offline: MathJax's CDN, no favicon; shown, not fatal
             print(f"note: the page logged: {error}", file=sys.stderr)
     finally:

@@ -257,3 +257,14 @@ def test_the_figures_scripts_stay_small():
     sizes = {p.name: p.stat().st_size for p in FIGURES.glob("*.js")}
     assert set(sizes) == {"core.js", "ch01.js", "ch03.js", "ch04.js", "ch05.js", "ch08.js"}, sizes
     assert sum(sizes.values()) < 150_000, sizes
+
+
+def test_the_numbers_the_chapters_quote_from_the_figures():
+    """The PDF's stills and their captions show each figure at its start (chapters 3, 4, 8; chapter
+    1's is asserted above): these numbers are in the chapters' prose."""
+    ch3, ch4, ch8 = run_figures([{"op": "ch03", "theta": 45}, {"op": "ch04", "seed": 0, "d_k": 64},
+                                 {"op": "ch08", "p": 10, "k": 5}])
+    assert ch3["WQ"][0] == [1.41, 1.41] and f"{ch3['asymmetry']:.2f}" == "5.64"
+    assert [f"{ch4['unscaled']['std']:.2f}", f"{ch4['unscaled']['maxWeight']:.3f}",
+            f"{ch4['scaled']['std']:.2f}", f"{ch4['scaled']['maxWeight']:.3f}"] == ["8.04", "0.822", "1.01", "0.165"]
+    assert f"{ch8['dot']:.2f}" == "23.50"

@@ -107,7 +107,8 @@
     var table = F.grid(X.map(function (_, j) { return "x" + (j + 1); }),
                        ["x_j", "x_i · x_j", "weight a_ij"], "token j");
     var side = F.el("div", {}, [table.table]);
-    var key = F.el("p", {class: "mff-key"});
+    table.cells.forEach(function (row, j) { row[1].dataset.out = "score-" + j; row[2].dataset.out = "w-" + j; });
+    var key = F.el("p", {class: "mff-key", "data-out": "y"});
     var setY = F.output(key);
     side.appendChild(key);
     var sum = F.el("p", {class: "mff-key"});

@@ -82,15 +82,16 @@
     Bbox.appendChild(Bgrid.table);
     root.appendChild(F.el("div", {class: "mff-row"}, [inQ.box, inK.box, Bbox]));
 
-    function matrixBox(title) {
+    function matrixBox(title, out) {
       var g = F.grid(names, names, "q \\ k");
+      g.cells.forEach(function (row, i) { row.forEach(function (td, j) { td.dataset.out = out + "-" + i + "-" + j; }); });
       return {box: F.el("div", {}, [F.el("div", {class: "mff-key"}, [title]), g.table]), cells: g.cells};
     }
-    var raw = matrixBox("chapter 1: X Xᵀ (fixed)");
-    var S = matrixBox("scores S = Q Kᵀ");
-    var A = matrixBox("weights A = softmax(S)");
+    var raw = matrixBox("chapter 1: X Xᵀ (fixed)", "raw");
+    var S = matrixBox("scores S = Q Kᵀ", "S");
+    var A = matrixBox("weights A = softmax(S)", "A");
     root.appendChild(F.el("div", {class: "mff-row"}, [raw.box, S.box, A.box]));
-    var key = F.el("p", {class: "mff-key"});
+    var key = F.el("p", {class: "mff-key", "data-out": "asymmetry"});
     var setKey = F.output(key);
     root.appendChild(key);
     root.appendChild(F.el("p", {class: "mff-note"}, [

@@ -5,7 +5,10 @@
  *
  * The samples are drawn in the page from a seeded generator (core.js: mulberry32, Box-Muller), so
  * every reader, and the tests, see the same numbers for a seed: N queries, each with T keys, of
- * D_MAX features; size d_k uses the first d_k features of each vector.
+ * D_MAX features; size d_k uses the first d_k features of each vector. The features are drawn one
+ * at a time for every vector (feature 0 of all of them, then feature 1, ...), so the page draws
+ * only what the sizes shown so far need, and the rest in small steps after it has started: no
+ * step holds the page up for long (1.7 million numbers at d_k = 1024).
  *
  * sample(seed) and compute(s, d_k, scaled) are what the page shows (tests/test_figures_js.py
  * compares them with minformer.attention's softmax and scaled_dot_product_attention, the
@@ -21,19 +24,31 @@
   var N = 50, T = 32, D_MAX = 1024;
   var SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
 
-  /* The page's random numbers for one seed: q (n, D), K (n, t, D) and the upstream gradient
-   * g = ∂L/∂a (n, t), drawn in that order. */
+  /* The page's random numbers for one seed: the upstream gradient g = ∂L/∂a (n, t) first, then
+   * q (n, D) and K (n, t, D) feature by feature as ensure() asks for them. */
   function sample(seed, n, t, D) {
     n = n || N; t = t || T; D = D || D_MAX;
-    var rand = F.mulberry32(seed);
-    return {n: n, t: t, D: D, q: F.normals(rand, n * D), K: F.normals(rand, n * t * D),
-            g: F.normals(rand, n * t)};
+    var next = F.gaussian(F.mulberry32(seed));
+    var g = new Float64Array(n * t);
+    for (var i = 0; i < n * t; i++) g[i] = next();
+    return {n: n, t: t, D: D, next: next, drawn: 0, g: g, q: new Float64Array(n * D),
+            K: new Float64Array(n * t * D)};
+  }
+
+  /* Draw features drawn … d - 1 of every query, then of every key (a no-op once d are drawn). */
+  function ensure(s, d) {
+    for (var c = s.drawn; c < Math.min(d, s.D); c++) {
+      for (var r = 0; r < s.n; r++) s.q[r * s.D + c] = s.next();
+      for (var k = 0; k < s.n * s.t; k++) s.K[k * s.D + c] = s.next();
+      s.drawn = c + 1;
+    }
   }
 
   /* Scores q · k_j over the first d_k features, (n, t) row-major, cached per d_k. */
   function scores(s, d_k) {
     s.cache = s.cache || {};
     if (s.cache[d_k]) return s.cache[d_k];
+    if (s.drawn !== undefined) ensure(s, d_k);
     var n = s.n, t = s.t, D = s.D, out = new Float64Array(n * t);
     for (var r = 0; r < n; r++) {
       for (var j = 0; j < t; j++) {
@@ -51,6 +66,13 @@
    * entropy -Σ a log a of the rows, the median ‖J‖_F of J = diag(a) - a aᵀ and the median
    * ‖∂L/∂q‖, and the first query's weights sorted from the largest. */
   function compute(s, d_k, scaled) {
+    s.results = s.results || {};
+    var memo = d_k + (scaled ? "s" : "u");
+    if (!s.results[memo]) s.results[memo] = measure(s, d_k, scaled);
+    return s.results[memo];
+  }
+
+  function measure(s, d_k, scaled) {
     var n = s.n, t = s.t, D = s.D;
     var c = scaled ? 1 / Math.sqrt(d_k) : 1;
     var raw = scores(s, d_k);
@@ -105,7 +127,29 @@
 
   function mount(root) {
     var seed = 0, index = 6; // d_k = 64
-    var s = sample(seed);
+    var s = null;
+
+    // a new sample: the features up to the size shown now at once, the others in steps of 32
+    // features (about 50,000 numbers, a few milliseconds), one step per task, after the page;
+    // then every size's measurements, one size per task, so that moving the slider only reads them
+    function draw() {
+      s = sample(seed);
+      ensure(s, SIZES[index]);
+      var mine = s, next = 0, longest = 0;
+      (function more() {
+        if (mine !== s) return;
+        var start = performance.now();
+        if (s.drawn < s.D) ensure(s, s.drawn + 32);
+        else if (next < 2 * SIZES.length) { compute(s, SIZES[next >> 1], next % 2 === 1); next++; }
+        else {
+          root.dataset.mffDrawn = s.drawn;
+          root.dataset.mffLongestStepMs = longest.toFixed(1); // the tests read it
+          return;
+        }
+        longest = Math.max(longest, performance.now() - start);
+        setTimeout(more, 0);
+      })();
+    }
 
     root.appendChild(F.el("p", {class: "mff-title"}, ["Grow d_k: unscaled rows turn one-hot and stop passing gradient"]));
     var controls = F.el("div", {class: "mff-controls"});
@@ -179,12 +223,13 @@
       var v = Number(seedBox.input.value);
       if (seedBox.input.value === "" || !Number.isInteger(v) || v < 0) return;
       seed = v;
-      s = sample(seed);
+      draw();
       update();
     });
+    draw();
     update();
   }
 
   F.register("ch04-scaling", {mount: mount});
-  return {sample: sample, compute: compute, sig: sig, SIZES: SIZES, N: N, T: T, D_MAX: D_MAX};
+  return {sample: sample, ensure: ensure, compute: compute, sig: sig, SIZES: SIZES, N: N, T: T, D_MAX: D_MAX};
 });

@@ -68,11 +68,15 @@
     var g = F.grid(["", "", "", "", "", ""], ["", "", "", "", "", "", "row sum"], "query \\ key");
     var headCells = g.table.querySelectorAll("thead th");
     var rowHeads = g.table.querySelectorAll("tbody th");
-    g.cells.forEach(function (row, i) { row[6].dataset.out = "sum-" + i; row[6].classList.remove("mff-cell"); });
+    g.cells.forEach(function (row, i) {
+      row.forEach(function (td, j) { td.dataset.out = "A-" + i + "-" + j; });
+      row[6].dataset.out = "sum-" + i;
+      row[6].classList.remove("mff-cell");
+    });
     var wrap = F.el("div", {}, [g.table]);
     wrap.style.overflowX = "auto";
     root.appendChild(wrap);
-    var key = F.el("p", {class: "mff-key"});
+    var key = F.el("p", {class: "mff-key", "data-out": "key"});
     var setKey = F.output(key);
     root.appendChild(key);
     root.appendChild(F.el("p", {class: "mff-note"}, [

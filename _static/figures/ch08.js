@@ -120,7 +120,7 @@
     chart.appendChild(dot);
     root.appendChild(chart);
 
-    var key = F.el("p", {class: "mff-key"});
+    var key = F.el("p", {class: "mff-key", "data-out": "dot"});
     var setKey = F.output(key);
     root.appendChild(key);
     root.appendChild(F.el("p", {class: "mff-note"}, [

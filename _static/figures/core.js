@@ -131,15 +131,23 @@
     };
   }
 
-  /* n standard normal numbers (Box-Muller) from the generator rand, as a Float64Array. */
-  function normals(rand, n) {
-    var out = new Float64Array(n);
-    for (var i = 0; i < n; i += 2) {
+  /* A stream of standard normal numbers (Box-Muller, each pair of uniforms giving two) from the
+   * generator rand: gaussian(rand)() is the next one. */
+  function gaussian(rand) {
+    var spare = null;
+    return function () {
+      if (spare !== null) { var s = spare; spare = null; return s; }
       var u = 1 - rand(), v = rand(); // u in (0, 1]: log(u) is finite
       var r = Math.sqrt(-2 * Math.log(u));
-      out[i] = r * Math.cos(2 * Math.PI * v);
-      if (i + 1 < n) out[i + 1] = r * Math.sin(2 * Math.PI * v);
-    }
+      spare = r * Math.sin(2 * Math.PI * v);
+      return r * Math.cos(2 * Math.PI * v);
+    };
+  }
+
+  /* n standard normal numbers from the generator rand, as a Float64Array. */
+  function normals(rand, n) {
+    var next = gaussian(rand), out = new Float64Array(n);
+    for (var i = 0; i < n; i++) out[i] = next();
     return out;
   }
 
@@ -299,15 +307,14 @@
   var registry = {};
 
   /* A figure: register(name, {mount(element)}). Mounts it on every <div class="mff"
-   * data-figure=name> of the page now, or when the page has loaded. */
+   * data-figure=name> of the page, in a task of its own (not inside the task that parses the
+   * page, which it would lengthen) once the page's elements are there. */
   function register(name, figure) {
     registry[name] = figure;
     if (typeof document === "undefined") return;
-    if (document.readyState === "loading") {
-      document.addEventListener("DOMContentLoaded", function () { mountAll(name); });
-    } else {
-      mountAll(name);
-    }
+    var later = function () { setTimeout(function () { mountAll(name); }, 0); };
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", later);
+    else later();
   }
 
   function mountAll(name) {
@@ -315,9 +322,11 @@
     Array.prototype.forEach.call(found, function (e) {
       if (e.dataset.mffReady) return;
       addStyle(document);
+      var start = typeof performance !== "undefined" ? performance.now() : 0;
       e.textContent = ""; // the fallback text for readers without JavaScript
       registry[name].mount(e);
       e.dataset.mffReady = "1";
+      if (start) e.dataset.mffMountMs = (performance.now() - start).toFixed(1); // tests read it
     });
   }
 
@@ -325,7 +334,7 @@
     dot: dot, transpose: transpose, matmul: matmul, softmax: softmax,
     maskedSoftmax: maskedSoftmax, plainMaskedSoftmax: plainMaskedSoftmax, attention: attention,
     causalMask: causalMask, paddingMask: paddingMask, andMasks: andMasks,
-    sinusoidal: sinusoidal, mulberry32: mulberry32, normals: normals, median: median,
+    sinusoidal: sinusoidal, mulberry32: mulberry32, gaussian: gaussian, normals: normals, median: median,
     el: el, svgEl: svgEl, control: control, fmt: fmt, ramp: ramp, grid: grid, paint: paint,
     output: output, uid: uid, register: register, registry: registry
   };

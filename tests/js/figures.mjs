@@ -41,6 +41,7 @@ const ops = {
       return ch04.compute(s, t.d_k, t.scaled);
     }
     const s = ch04.sample(t.seed);
+    ch04.ensure(s, t.d_k);
     const out = {unscaled: ch04.compute(s, t.d_k, false), scaled: ch04.compute(s, t.d_k, true),
                  n: s.n, t: s.t, D: s.D};
     if (t.dump) {
