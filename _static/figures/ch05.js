@@ -65,7 +65,7 @@
     var soft = radioPair("softmax", "the package's", "plain (−∞ then softmax)", "softmax");
     root.appendChild(controls);
 
-    var g = F.grid(["", "", "", "", "", ""], ["", "", "", "", "", "", "row sum"], "query \\ key");
+    var g = F.grid(["", "", "", "", "", ""], ["", "", "", "", "", "", "sum"], "q \\ k");
     var headCells = g.table.querySelectorAll("thead th");
     var rowHeads = g.table.querySelectorAll("tbody th");
     g.cells.forEach(function (row, i) {

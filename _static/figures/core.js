@@ -197,7 +197,9 @@
     ".mff-note{font-size:13px;color:var(--mff-muted);margin:8px 0 0}",
     ".mff-key{font-size:14px;margin:6px 0 0}",
     ".mff-warn{color:var(--mff-warn);font-weight:600}",
-    ".mff-grab{cursor:grab;touch-action:none}"
+    ".mff-grab{cursor:grab;touch-action:none}",
+    "@media (max-width:480px){.mff{padding:10px 8px}.mff th,.mff td{padding:2px 2px;font-size:12px}",
+    " .mff td.mff-cell{min-width:2.2em}}"
   ].join("\n");
 
   function addStyle(doc) {
