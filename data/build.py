@@ -22,6 +22,10 @@ What it writes (paths relative to the output folder, ``data/`` by default):
                                        minformer.train_translator --full` trained; the files in
                                        data/ are listed in the manifest as they are
   checkpoints/race/*                   not rebuilt: chapter 13's race (`python -m minformer.race`)
+  checkpoints/wikitext/*               not rebuilt: chapter 12's pretraining runs (`python -m
+                                       minformer.pretrain`)
+  checkpoints/gru-lm/*                 not rebuilt: chapter 9's GRU language model (`python -m
+                                       minformer.gru_lm`)
   manifest.json, SHA256SUMS            sha256 and size of each file above (the loader reads
                                        manifest.json; ``cd data && sha256sum -c SHA256SUMS``)
 Standard library only; the output does not depend on the Python version or the platform.
@@ -53,6 +57,8 @@ CHECKPOINTS = "checkpoints"  # trained files shipped in data/, listed in the man
 TRAINED_BY = {  # the command that trained each checkpoint folder
     "en-es": "python -m minformer.train_translator --full",
     "race": "python -m minformer.race",
+    "wikitext": "python -m minformer.pretrain",
+    "gru-lm": "python -m minformer.gru_lm",
 }
 # pairs; filled in this order. "holdout" (never tuned on) and "extra" (every short pair left, None:
 # no limit) only serve the longer-trained translator of chapter 13; the first three are unchanged

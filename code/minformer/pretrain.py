@@ -1,0 +1,316 @@
+"""Chapter 12's two pretraining runs on WikiText-2: the masked-token encoder and the next-token
+decoder, each 900 steps of the chapter's recipe.
+
+The chapter builds the recipe in its own cells and trains each model for its first
+:data:`LIVE_STEPS` steps, enough to watch the validation loss fall; then it loads the whole runs
+from ``data/checkpoints/wikitext`` (float32 weights and every step's loss, checked against
+``data/manifest.json``), so that what follows (accuracies, perplexity, samples, fine-tuning)
+runs on fixed weights and gives the same outputs on every machine. The live steps are checked
+against the shipped history. ``python -m minformer.pretrain`` (:func:`train_pretrained`)
+retrains and rewrites them.
+
+- :func:`word_stream` chapter 9's WikiText-2 words (rare ones replaced by ``<unk>``);
+- :func:`chapter_tokenizer` / :func:`encode_stream` the chapter's 4,000-token BPE and its ids;
+- :func:`random_windows` / :func:`windows_of` random training windows, consecutive validation ones;
+- :func:`build_run` one run's model, data, loss, optimizer and validation, as the chapter sets
+  them up; :func:`train_pretrained` trains both and writes them;
+- :func:`load_pretrained` one shipped run: the model and its :class:`~minformer.train.History`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import io
+import json
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from . import validate
+from .objectives import IGNORE, mask_tokens, shift_for_next_token
+from .tokenizer import BPETokenizer
+from .train import History, sequence_loss, train
+from .transformer import DecoderOnly, EncoderOnly, TransformerConfig
+from .utils import data_dir, pick_device, seed_everything
+
+FOLDER = "checkpoints/wikitext"  # under data/
+REPRODUCE = "python -m minformer.pretrain"
+V = 4000
+SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>", "<mask>")
+PAD, BOS, EOS, UNK, MASK = range(5)
+T, BATCH = 64, 32  # tokens per window, windows per batch
+STEPS = 900  # each shipped run
+LIVE_STEPS = 150  # what the chapter trains itself before loading the rest
+CONFIG = dict(vocab_size=V, d_model=64, n_heads=4, d_ff=256, n_layers=2, max_len=T + 1,
+              norm_first=True, dropout=0.0)
+# seed: the model's initial weights (seed_everything before it is built); windows: the
+# generator of the training windows; masking: the generator of the MLM's masks
+RECIPES = {
+    "mlm": dict(seed=0, windows=1, masking=1, lr=6e-3, weight_decay=0.01, warmup=50,
+                eval_every=50),
+    "lm": dict(seed=0, windows=2, lr=6e-3, weight_decay=0.01, warmup=50, eval_every=50),
+}
+DESC = {"mlm": "encoder-only (MLM)", "lm": "decoder-only (LM)"}
+
+
+def word_stream(split: str, known: set | None = None) -> tuple[list[str], set]:
+    """WikiText-2's ``split`` as chapter 9 reads it: lower-cased words, punctuation dropped, and
+    words outside ``known`` replaced by ``<unk>``. ``known`` None: the words seen at least 3
+    times in this split (pass the train split's set for the others). Returns (words, known)."""
+    from .data import load_wikitext, text_to_words
+
+    words = text_to_words(load_wikitext(split))
+    if known is None:
+        counts = collections.Counter(words)
+        known = {w for w, c in counts.items() if c >= 3}
+    return [w if w in known else "<unk>" for w in words], known
+
+
+def chapter_tokenizer(train_words: Sequence[str]) -> BPETokenizer:
+    """The chapter's BPE: :data:`V` tokens with the five :data:`SPECIALS`, learned on the
+    training words in chunks of 50."""
+    chunks = [" ".join(train_words[i:i + 50]) for i in range(0, len(train_words), 50)]
+    return BPETokenizer.train(chunks, vocab_size=V, special_tokens=list(SPECIALS))
+
+
+def encode_stream(tok: BPETokenizer, words: Sequence[str]) -> torch.Tensor:
+    """The words, joined by spaces, as one stream of token ids: (n_tokens,)."""
+    return torch.tensor(tok.encode(" ".join(words), allowed_special={"<unk>"}))
+
+
+def random_windows(ids: torch.Tensor, n: int, length: int,
+                   generator: torch.Generator) -> torch.Tensor:
+    """``n`` windows of ``length`` consecutive ids at random offsets: (n, length)."""
+    if ids.dim() != 1 or len(ids) <= length:
+        raise ValueError(f"ids must be a 1-D stream longer than length={length}; got shape "
+                         f"{tuple(ids.shape)}")
+    starts = torch.randint(0, len(ids) - length, (n,), generator=generator)
+    return torch.stack([ids[s:s + length] for s in starts.tolist()])
+
+
+def windows_of(ids: torch.Tensor, length: int) -> torch.Tensor:
+    """The stream cut into consecutive windows: (len(ids) // length, length)."""
+    if ids.dim() != 1 or len(ids) < length:
+        raise ValueError(f"ids must be a 1-D stream of at least length={length} ids; got shape "
+                         f"{tuple(ids.shape)}")
+    n = len(ids) // length
+    return ids[:n * length].view(n, length)  # (n, length)
+
+
+def window_batches(ids: torch.Tensor, length: int, seed: int, device) -> Iterator[torch.Tensor]:
+    """Endless batches of :data:`BATCH` random windows: (BATCH, length) each."""
+    g = torch.Generator().manual_seed(seed)
+    while True:
+        yield random_windows(ids, BATCH, length, g).to(device)
+
+
+def build_run(name: str, train_ids: torch.Tensor, valid_ids: torch.Tensor, device="cpu"):
+    """Run ``name`` ("mlm" or "lm") set up as chapter 12 sets it up: seeds, then the model;
+    returns (model, batches, loss_fn, optimizer, eval_fn) for :func:`minformer.train.train`.
+
+    mlm: an :class:`EncoderOnly` trained to recover the picked tokens (BERT's 80/10/10 rule,
+    :func:`mask_tokens`), scored with the tied embedding; validated on 400 windows of ``valid_ids``
+    masked once (seed 7), at the positions shown as ``<mask>``.
+    lm: a :class:`DecoderOnly` trained on the next token at every position; validated on 256
+    windows spread evenly over ``valid_ids``."""
+    if name not in RECIPES:
+        raise ValueError(f"name must be one of {sorted(RECIPES)}; got {name!r}")
+    recipe = RECIPES[name]
+    device = pick_device(device) if isinstance(device, str) else device
+    seed_everything(recipe["seed"])
+    if name == "mlm":
+        model = EncoderOnly(TransformerConfig(**CONFIG)).to(device)
+        mask_rng = torch.Generator().manual_seed(recipe["masking"])
+
+        def loss_fn(model, window):
+            inputs, targets = mask_tokens(window.cpu(), MASK, V, special_ids=range(5),
+                                          generator=mask_rng)
+            inputs, targets = inputs.to(device), targets.to(device)
+            picked = targets != IGNORE
+            h = model.hidden(inputs)[picked]  # (n_picked, d_model)
+            return F.cross_entropy(h @ model.embed.weight.T, targets[picked]), int(picked.sum())
+
+        valid_in, valid_targets = mask_tokens(windows_of(valid_ids, T)[:400], MASK, V,
+                                              special_ids=range(5),
+                                              generator=torch.Generator().manual_seed(7))
+        shown = (valid_in == MASK).to(device)  # (400, T)
+        valid_in = valid_in.to(device)
+        answers = valid_targets.to(device)[shown]
+
+        def eval_fn(model):
+            h = model.hidden(valid_in)[shown]  # (n_masked, d_model)
+            return F.cross_entropy(h @ model.embed.weight.T, answers).item()
+
+        length = T
+    else:
+        model = DecoderOnly(TransformerConfig(**CONFIG)).to(device)
+
+        def loss_fn(model, window):
+            inputs, targets = shift_for_next_token(window)  # (B, T) each
+            return sequence_loss(model(inputs), targets, pad_id=IGNORE), targets.numel()
+
+        lm_valid = windows_of(valid_ids, T + 1)  # 256 of them, spread evenly:
+        lm_valid = lm_valid[::max(1, len(lm_valid) // 256)][:256].to(device)  # (256, T+1)
+
+        def eval_fn(model):
+            losses = [sequence_loss(model(inputs), targets, pad_id=IGNORE)
+                      for inputs, targets in map(shift_for_next_token, lm_valid.split(64))]
+            return torch.stack(losses).mean().item()  # equal-sized batches
+
+        length = T + 1
+    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe["lr"],
+                                  weight_decay=recipe["weight_decay"])
+    batches = window_batches(train_ids, length, recipe["windows"], device)
+    return model, batches, loss_fn, optimizer, eval_fn
+
+
+def train_run(name: str, train_ids: torch.Tensor, valid_ids: torch.Tensor, steps: int = STEPS,
+              device="cpu", progress: bool = True):
+    """Train run ``name`` for ``steps`` steps of the chapter's recipe: (model, History)."""
+    model, batches, loss_fn, optimizer, eval_fn = build_run(name, train_ids, valid_ids, device)
+    history = train(model, batches, loss_fn, optimizer, steps=steps,
+                    warmup=RECIPES[name]["warmup"], eval_fn=eval_fn,
+                    eval_every=RECIPES[name]["eval_every"], progress=progress, desc=DESC[name])
+    return model, history
+
+
+# ------------------------------------------------------------------------- the shipped runs
+
+def _history_dict(history: History) -> dict:
+    return {"losses": history.losses, "lrs": history.lrs,
+            "evals": [list(e) for e in history.evals], "seconds": history.seconds,
+            "eval_seconds": history.eval_seconds, "tokens": history.tokens}
+
+
+def _history(d: dict) -> History:
+    return History(losses=list(d["losses"]), lrs=list(d["lrs"]),
+                   evals=[tuple(e) for e in d["evals"]], seconds=d["seconds"],
+                   eval_seconds=d["eval_seconds"], tokens=d["tokens"])
+
+
+def train_pretrained(out=None, steps: int = STEPS, threads: int | None = 1, device="cpu",
+                     progress: bool = True) -> dict:
+    """Retrain both runs into ``out`` (default data/checkpoints/wikitext): tokenizer.json,
+    ``<name>.pt`` (float32 state dict) and ``<name>-history.json`` (every step's loss and
+    learning rate, the validation loss every 50 steps) per run, and runs.json (recipe, steps,
+    machine). Returns runs.json's contents."""
+    from .race import _cpu_name
+
+    validate.positive_int(steps, "steps")
+    if threads is not None:
+        torch.set_num_threads(validate.positive_int(threads, "threads"))
+    device = pick_device(device)
+    out = Path(out) if out is not None else data_dir() / FOLDER
+    out.mkdir(parents=True, exist_ok=True)
+    train_words, known = word_stream("train")
+    valid_words, _ = word_stream("valid", known)
+    tok = chapter_tokenizer(train_words)
+    tok.save(out / "tokenizer.json")
+    train_ids, valid_ids = encode_stream(tok, train_words), encode_stream(tok, valid_words)
+    for name in RECIPES:
+        model, history = train_run(name, train_ids, valid_ids, steps, device, progress)
+        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        torch.save(state, out / f"{name}.pt")
+        (out / f"{name}-history.json").write_text(
+            json.dumps(_history_dict(history)) + "\n", encoding="utf-8")
+        print(f"{name}: {history.steps} steps in {history.seconds:.0f} s, validation loss "
+              f"{history.evals[0][2]:.3f} -> {history.evals[-1][2]:.3f}", flush=True)
+    log = {"command": REPRODUCE, "steps": steps, "config": CONFIG, "recipes": RECIPES,
+           "batch": BATCH, "window": T, "torch": torch.__version__, "device": str(device),
+           "threads": torch.get_num_threads(), "machine": _cpu_name()}
+    (out / "runs.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
+    return log
+
+
+def _bytes(relative: str, folder=None) -> bytes:
+    """A file of the shipped runs, checked against data/manifest.json; or, with ``folder`` (runs
+    that :func:`train_pretrained` wrote elsewhere, listed in no manifest), that folder's file."""
+    if folder is not None:
+        path = Path(folder) / relative
+        if not path.is_file():
+            raise FileNotFoundError(f"no {relative} in {folder}: train the runs there with "
+                                    f"train_pretrained({str(folder)!r})")
+        return path.read_bytes()
+    from .data import _read_verified
+
+    return _read_verified(f"{FOLDER}/{relative}")[0]
+
+
+def load_pretrained_tokenizer(folder=None) -> BPETokenizer:
+    """The runs' tokenizer (the chapter's BPE), checked against data/manifest.json."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:  # BPETokenizer.load reads (and checks) a file
+        path = Path(tmp) / "tokenizer.json"
+        path.write_bytes(_bytes("tokenizer.json", folder))
+        return BPETokenizer.load(path)
+
+
+def load_pretrained(name: str, tokenizer: BPETokenizer | None = None, device=None,
+                    folder=None) -> tuple[torch.nn.Module, History]:
+    """Shipped run ``name`` ("mlm" or "lm"): its model, in eval mode on ``device``, and its
+    :class:`History`, both checked against data/manifest.json (or read from ``folder``).
+    ``tokenizer``, if given, must be the one the run was trained with (tokenizer.json beside
+    it): a ValueError says so otherwise."""
+    if name not in RECIPES:
+        raise ValueError(f"name must be one of {sorted(RECIPES)}; got {name!r}")
+    if tokenizer is not None:
+        own = load_pretrained_tokenizer(folder)
+        if not isinstance(tokenizer, BPETokenizer) or tokenizer.merges != own.merges:
+            raise ValueError(f"tokenizer is not the one the {name} run was trained with "
+                             "(tokenizer.json beside it): train it with chapter_tokenizer("
+                             "word_stream('train')[0])")
+    state = torch.load(io.BytesIO(_bytes(f"{name}.pt", folder)), weights_only=True)
+    model = (EncoderOnly if name == "mlm" else DecoderOnly)(TransformerConfig(**CONFIG))
+    model.load_state_dict(state)
+    device = pick_device(device) if device is None or isinstance(device, str) else device
+    model.to(device).eval()
+    history = _history(json.loads(_bytes(f"{name}-history.json", folder)))
+    return model, history
+
+
+def record_in_manifest(folder=None) -> list[str]:
+    """List every file of ``folder`` (default data/checkpoints/wikitext) in data/manifest.json
+    and data/SHA256SUMS with its sha256, size and command; returns the names recorded."""
+    from .race import record_folder_in_manifest
+
+    return record_folder_in_manifest(FOLDER, REPRODUCE, folder)
+
+
+def _main(argv) -> int:
+    parser = argparse.ArgumentParser(
+        prog=REPRODUCE,
+        description="Retrain chapter 12's two pretraining runs (the masked-token encoder and "
+                    "the next-token decoder, 900 steps each) into data/checkpoints/wikitext. "
+                    "About 3 minutes on one thread.")
+    parser.add_argument("--out", type=Path,
+                        help="output folder (default: data/checkpoints/wikitext)")
+    parser.add_argument("--steps", type=int, default=STEPS)
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        train_pretrained(args.out, args.steps, args.threads, args.device)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.out is None:
+        record_in_manifest()
+    print(f"done in {(time.perf_counter() - t0) / 60:.1f} min")
+    return 0
+
+
+def main(argv=None) -> int:
+    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
+    (:func:`minformer.utils.run_command`)."""
+    from .utils import run_command
+
+    return run_command(_main, REPRODUCE, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
