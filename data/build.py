@@ -26,6 +26,10 @@ What it writes (paths relative to the output folder, ``data/`` by default):
                                        minformer.pretrain`)
   checkpoints/gru-lm/*                 not rebuilt: chapter 9's GRU language model (`python -m
                                        minformer.gru_lm`)
+  checkpoints/word2vec/*               not rebuilt: chapter 11's skip-gram and CBOW runs (`python
+                                       -m minformer.word2vec`)
+  checkpoints/bottleneck/*             not rebuilt: chapter 9's encoder-decoders, seed 1 (`python
+                                       -m minformer.bottleneck`)
   manifest.json, SHA256SUMS            sha256 and size of each file above (the loader reads
                                        manifest.json; ``cd data && sha256sum -c SHA256SUMS``)
 Standard library only; the output does not depend on the Python version or the platform.
@@ -59,6 +63,8 @@ TRAINED_BY = {  # the command that trained each checkpoint folder
     "race": "python -m minformer.race",
     "wikitext": "python -m minformer.pretrain",
     "gru-lm": "python -m minformer.gru_lm",
+    "word2vec": "python -m minformer.word2vec",
+    "bottleneck": "python -m minformer.bottleneck",
 }
 # pairs; filled in this order. "holdout" (never tuned on) and "extra" (every short pair left, None:
 # no limit) only serve the longer-trained translator of chapter 13; the first three are unchanged

@@ -1,10 +1,13 @@
 """Tests for minformer.word2vec: vocabulary, noise, subsampling, windows, the loss, training, queries."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
+import minformer.word2vec as w2v
 from minformer.word2vec import (
     CBOW,
     SkipGram,
@@ -353,3 +356,67 @@ def test_result_helpers():
     assert [w for w, _ in res.most_similar("a1", k=3)] == [
         w for w, _ in most_similar(model.vectors(), vocab, "a1", k=3)
     ]
+
+
+# ------------------------------------------------------------------------ the shipped runs
+@pytest.mark.parametrize("model", ["skipgram", "cbow"])
+def test_max_steps_gives_the_first_batches_of_the_whole_run(model):
+    corpus = two_topic_corpus(300)
+    kw = {"model": model, "dim": 16, "window": 3, "epochs": 2, "min_count": 1,
+          "batch_size": 256 if model == "skipgram" else 64, "subsample_t": None,
+          "progress": False, "seed": 3}
+    whole = train_word2vec(corpus, **kw).losses
+    first = train_word2vec(corpus, max_steps=5, **kw).losses
+    assert len(whole) > 10 and first == whole[:5]  # the schedule still spans both epochs
+    assert train_word2vec(corpus, max_steps=10_000, **kw).losses == whole
+    with pytest.raises(ValueError, match="max_steps"):
+        train_word2vec(corpus, max_steps=0, **kw)
+
+
+@pytest.fixture(scope="module")
+def chapter_vocab():
+    return build_vocab(w2v.chapter_paragraphs(), min_count=5)
+
+
+def test_the_shipped_runs_load_with_every_batch_loss(chapter_vocab):
+    for name, batches in (("skipgram", 2392), ("cbow", 844)):
+        run = w2v.load_chapter_run(name, chapter_vocab)
+        E = run.model.vectors()
+        assert E.shape == (len(chapter_vocab), 100) and E.dtype == torch.float32
+        assert len(run.losses) == batches
+        assert abs(run.losses[0] - 6 * np.log(2)) < 1e-4  # zero output vectors at the start
+        assert np.mean(run.losses[-50:]) < np.mean(run.losses[:50]) - 1  # it learned
+    with pytest.raises(ValueError, match="keep only the input vectors"):
+        run.model.vectors("output")
+    small = build_vocab([["a", "b", "a"]], min_count=1)
+    with pytest.raises(ValueError, match=r"vocab \(2 words\) is not the one"):
+        w2v.load_chapter_run("cbow", small)
+    with pytest.raises(ValueError, match=r"one of \['cbow', 'skipgram'\]; got 'glove'"):
+        w2v.load_chapter_run("glove", small)
+
+
+def test_train_chapter_runs_writes_runs_that_load_back(tmp_path, monkeypatch):
+    corpus = two_topic_corpus(300)
+    monkeypatch.setattr(w2v, "chapter_paragraphs", lambda: corpus)
+    monkeypatch.setattr(w2v, "CHAPTER_RUNS", {
+        name: {**settings, "epochs": 1, "min_count": 1, "subsample_t": None, "batch_size": 512}
+        for name, settings in w2v.CHAPTER_RUNS.items()})
+    log = w2v.train_chapter_runs(tmp_path / "runs", progress=False)
+    assert log["vocab"]["skipgram"][0] == 20
+    vocab = build_vocab(corpus, min_count=1)
+    for name in ("skipgram", "cbow"):
+        run = w2v.load_chapter_run(name, vocab, folder=tmp_path / "runs")
+        assert run.model.vectors().shape == (20, 100) and len(run.losses) >= 1
+    with pytest.raises(FileNotFoundError, match="no runs.json in"):
+        w2v.load_chapter_run("cbow", vocab, folder=tmp_path)
+
+
+def test_record_in_manifest_lists_the_runs_with_their_command(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    (data / w2v.FOLDER).mkdir(parents=True)
+    (data / w2v.FOLDER / "cbow.pt").write_bytes(b"vectors")
+    (data / "manifest.json").write_text(json.dumps({"about": "a", "files": {}}))
+    monkeypatch.setenv("MINFORMER_DATA", str(data))
+    assert w2v.record_in_manifest() == [f"{w2v.FOLDER}/cbow.pt"]
+    files = json.loads((data / "manifest.json").read_text())["files"]
+    assert files[f"{w2v.FOLDER}/cbow.pt"]["source"] == w2v.REPRODUCE

@@ -510,6 +510,7 @@ def train_word2vec(
     seed: int = 0,
     progress: bool = True,
     vocab: Vocab | None = None,
+    max_steps: int | None = None,
 ) -> Word2VecResult:
     """Train skip-gram or CBOW with negative sampling on ``tokens``.
 
@@ -522,6 +523,8 @@ def train_word2vec(
     optimizer: "adam" (default), "sparse_adam" or "sgd"; lr defaults to 1e-2, 3e-3 and
     0.025·batch_size; it decays linearly to 0 over training, as in word2vec.
     vocab: reuse a vocabulary (min_count is then ignored).
+    max_steps: stop after this many batches, with the learning rate still scheduled over all
+    ``epochs``: the first ``max_steps`` batches of the whole run, exactly (None: the whole run).
     Returns Word2VecResult(model, vocab, losses) with helpers most_similar and analogy.
     """
     if model not in ("skipgram", "cbow"):
@@ -537,6 +540,8 @@ def train_word2vec(
     ):
         validate.positive_int(value, name)
     validate.integer(seed, "seed")
+    if max_steps is not None:
+        validate.positive_int(max_steps, "max_steps")
     if lr is not None:
         validate.number(lr, "lr", low=0.0, low_open=True)
     if subsample_t is not None:
@@ -577,11 +582,16 @@ def train_word2vec(
     # later epochs have a few more or fewer examples: the schedule uses the first epoch's count
     total_steps = max(1, math.ceil(len(y) / batch_size) * epochs)
     losses = []
-    bar = tqdm(total=total_steps, desc=f"{model} d={dim}", disable=not progress, mininterval=0.5)
+    stop = total_steps if max_steps is None else min(max_steps, total_steps)
+    bar = tqdm(total=stop, desc=f"{model} d={dim}", disable=not progress, mininterval=0.5)
     for epoch in range(epochs):
+        if max_steps is not None and len(losses) >= max_steps:
+            break
         if epoch > 0:
             X, y = examples()
         for start in range(0, len(y), batch_size):
+            if max_steps is not None and len(losses) >= max_steps:
+                break
             for group in opt.param_groups:  # linear decay to 0, as in word2vec
                 group["lr"] = lr * max(1.0 - len(losses) / total_steps, 1e-4)
             xb, yb = X[start : start + batch_size], y[start : start + batch_size]
@@ -669,3 +679,156 @@ def analogy(E, vocab: Vocab, a: str, b: str, c: str, k: int = 5, restrict: int |
     En = F.normalize(E.float(), dim=-1)  # (vocab, dim) unit rows
     target = En[ib] - En[ia] + En[ic]  # (dim,): e.g. king − man + woman
     return _nearest(E, vocab, target, k, {ia, ib, ic}, restrict)
+
+
+# ------------------------------------------------------------------------ the shipped runs
+# Chapter 11 trains the first batches of each run live, then loads these runs, trained by
+# `python -m minformer.word2vec` (train_chapter_runs) on the same paragraphs with the same
+# settings, from data/checkpoints/word2vec, so that everything it measures on the vectors gives
+# the same outputs on every machine.
+FOLDER = "checkpoints/word2vec"  # under data/
+REPRODUCE = "python -m minformer.word2vec"
+CHAPTER_RUNS = {
+    "skipgram": dict(model="skipgram", dim=100, window=5, negatives=5, epochs=2,
+                     batch_size=4096, min_count=5, subsample_t=1e-4, seed=0),
+    "cbow": dict(model="cbow", dim=100, window=5, negatives=5, epochs=4, batch_size=4096,
+                 min_count=5, subsample_t=1e-4, lr=2e-2, seed=0),
+}
+
+
+def chapter_paragraphs() -> list[list[str]]:
+    """WikiText-2's training text as chapter 11 reads it: one word list per non-empty line."""
+    from .data import load_wikitext, text_to_words
+
+    paragraphs = [text_to_words(line) for line in load_wikitext("train").split("\n")]
+    return [p for p in paragraphs if p]
+
+
+class InputVectors(nn.Module):
+    """A shipped run's input vectors v_w, (vocab, dim), behind the ``vectors()`` of a trained
+    model (only ``which="input"``: the output vectors are not shipped)."""
+
+    def __init__(self, vectors: torch.Tensor):
+        super().__init__()
+        self.register_buffer("v", vectors)
+
+    def vectors(self, which: str = "input") -> torch.Tensor:
+        if which != "input":
+            raise ValueError(f"the shipped runs keep only the input vectors; got which={which!r}")
+        return self.v
+
+
+def train_chapter_runs(out=None, threads: int | None = 1, progress: bool = True) -> dict:
+    """Retrain chapter 11's two runs into ``out`` (default data/checkpoints/word2vec): per run
+    ``<name>.pt`` (the input vectors, float16, (vocab, dim)) and ``<name>-history.json`` (every
+    batch's loss, the seconds), and runs.json (settings, vocabulary size, machine)."""
+    import json
+    import time
+    from pathlib import Path
+
+    from .race import _cpu_name
+    from .utils import data_dir
+
+    if threads is not None:
+        torch.set_num_threads(validate.positive_int(threads, "threads"))
+    out = Path(out) if out is not None else data_dir() / FOLDER
+    out.mkdir(parents=True, exist_ok=True)
+    paragraphs = chapter_paragraphs()
+    sizes = {}
+    for name, settings in CHAPTER_RUNS.items():
+        start = time.perf_counter()
+        run = train_word2vec(paragraphs, progress=progress, **settings)
+        seconds = time.perf_counter() - start
+        torch.save({"vectors": run.model.vectors().half().clone()}, out / f"{name}.pt")
+        (out / f"{name}-history.json").write_text(
+            json.dumps({"losses": run.losses, "seconds": seconds}) + "\n", encoding="utf-8")
+        sizes[name] = [len(run.vocab), _vocab_sha256(run.vocab)]
+        print(f"{name}: {len(run.losses)} batches in {seconds:.0f} s", flush=True)
+    log = {"command": REPRODUCE, "runs": CHAPTER_RUNS, "vocab": sizes,
+           "torch": torch.__version__, "threads": torch.get_num_threads(),
+           "machine": _cpu_name()}
+    (out / "runs.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
+    return log
+
+
+def _vocab_sha256(vocab: Vocab) -> str:
+    import hashlib
+
+    return hashlib.sha256("\n".join(vocab.itos).encode("utf-8")).hexdigest()
+
+
+def _shipped_bytes(relative: str, folder=None) -> bytes:
+    from pathlib import Path
+
+    if folder is not None:
+        path = Path(folder) / relative
+        if not path.is_file():
+            raise FileNotFoundError(f"no {relative} in {folder}: train the runs there with "
+                                    f"train_chapter_runs({str(folder)!r})")
+        return path.read_bytes()
+    from .data import _read_verified
+
+    return _read_verified(f"{FOLDER}/{relative}")[0]
+
+
+def load_chapter_run(name: str, vocab: Vocab, folder=None) -> Word2VecResult:
+    """Shipped run ``name`` ("skipgram" or "cbow"), checked against data/manifest.json (or read
+    from ``folder``): a :class:`Word2VecResult` whose model holds the input vectors in float32
+    and whose losses are every batch's. ``vocab`` must be the one the run was trained with
+    (``build_vocab(chapter_paragraphs(), min_count=5)``): a ValueError says so otherwise."""
+    import io
+    import json
+
+    if name not in CHAPTER_RUNS:
+        raise ValueError(f"name must be one of {sorted(CHAPTER_RUNS)}; got {name!r}")
+    if not isinstance(vocab, Vocab):
+        raise TypeError(f"vocab must be a Vocab; got {type(vocab).__name__}")
+    size, digest = json.loads(_shipped_bytes("runs.json", folder))["vocab"][name]
+    if (len(vocab), _vocab_sha256(vocab)) != (size, digest):
+        raise ValueError(f"vocab ({len(vocab):,} words) is not the one the shipped {name} run "
+                         f"was trained with ({size:,} words): build it with "
+                         f"build_vocab(chapter_paragraphs(), min_count=5)")
+    vectors = torch.load(io.BytesIO(_shipped_bytes(f"{name}.pt", folder)),
+                         weights_only=True)["vectors"].float()  # (vocab, dim)
+    history = json.loads(_shipped_bytes(f"{name}-history.json", folder))
+    return Word2VecResult(InputVectors(vectors), vocab, list(history["losses"]))
+
+
+def record_in_manifest(folder=None) -> list[str]:
+    """List every file of ``folder`` (default data/checkpoints/word2vec) in data/manifest.json
+    and data/SHA256SUMS with its sha256, size and command; returns the names recorded."""
+    from .race import record_folder_in_manifest
+
+    return record_folder_in_manifest(FOLDER, REPRODUCE, folder)
+
+
+def main(argv=None) -> int:
+    """``python -m minformer.word2vec [--out DIR] [--threads N]``: retrain chapter 11's runs."""
+    import argparse
+    from pathlib import Path
+
+    from .utils import run_command
+
+    def _main(argv) -> int:
+        parser = argparse.ArgumentParser(
+            prog=REPRODUCE,
+            description="Retrain chapter 11's skip-gram and CBOW runs into "
+                        "data/checkpoints/word2vec. About 2 minutes on one thread.")
+        parser.add_argument("--out", type=Path,
+                            help="output folder (default: data/checkpoints/word2vec)")
+        parser.add_argument("--threads", type=int, default=1,
+                            help="CPU threads for torch (default 1)")
+        args = parser.parse_args(argv)
+        try:
+            train_chapter_runs(args.out, args.threads)
+        except ValueError as err:
+            parser.error(str(err))
+        if args.out is None:
+            record_in_manifest()
+        return 0
+
+    return run_command(_main, REPRODUCE, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

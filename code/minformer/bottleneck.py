@@ -1,0 +1,230 @@
+"""Chapter 9's bottleneck experiment: the GRU encoder-decoder with and without attention, trained
+500 steps on English-Spanish pairs of at most six words, and compared by source length.
+
+The chapter builds the data and the training loop in its own cells and trains seed 0 of both
+models live. The spread over seeds uses further seeds of the same recipe, trained by
+``python -m minformer.bottleneck`` (:func:`train_runs`) and shipped in
+``data/checkpoints/bottleneck`` (float16 weights and every step's loss, checked against
+``data/manifest.json``); the chapter checks that this module's loop is its own, step for step.
+
+- :func:`short_pairs`, :func:`build_vocab`, :func:`encode_pairs` the word-level data;
+- :func:`train_translator` one model's training (seeded; the batches depend on the seed only);
+- :func:`load_run` a shipped run: the model and its losses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from . import validate
+from .rnn import Seq2SeqGRU, sequence_loss
+from .utils import data_dir, pick_device, seed_everything
+
+FOLDER = "checkpoints/bottleneck"  # under data/
+REPRODUCE = "python -m minformer.bottleneck"
+MAX_WORDS = 6
+SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]  # ids 0, 1, 2, 3
+PAD, BOS, EOS, UNK = range(4)
+STEPS, BATCH, LR = 500, 64, 3e-3
+MODEL = dict(d_emb=64, d_hidden=128)
+SEEDS = (1,)  # the shipped seeds (the chapter trains seed 0 itself)
+
+
+def short_pairs(split: str) -> list[tuple[list[str], list[str]]]:
+    """The pairs of ``split`` with 1 to :data:`MAX_WORDS` words on each side, as word lists."""
+    from .data import load_translation_pairs, text_to_words
+
+    out = []
+    for en, es in load_translation_pairs(split):
+        src, tgt = text_to_words(en), text_to_words(es)
+        if 1 <= len(src) <= MAX_WORDS and 1 <= len(tgt) <= MAX_WORDS:
+            out.append((src, tgt))
+    return out
+
+
+def build_vocab(sentences, min_count: int = 3) -> tuple[dict[str, int], list[str]]:
+    """The specials, then every word seen at least ``min_count`` times, sorted: (stoi, itos)."""
+    c = Counter(w for s in sentences for w in s)
+    itos = SPECIALS + sorted(w for w, n in c.items() if n >= min_count)
+    return {w: i for i, w in enumerate(itos)}, itos
+
+
+def encode_pairs(pairs, src_stoi: dict, tgt_stoi: dict):
+    """Source (P, MAX_WORDS), decoder input and target (P, MAX_WORDS + 1), padded on the right."""
+    P = len(pairs)
+    src = torch.full((P, MAX_WORDS), PAD)
+    tgt_in = torch.full((P, MAX_WORDS + 1), PAD)
+    tgt_out = torch.full((P, MAX_WORDS + 1), PAD)
+    for i, (s, t) in enumerate(pairs):
+        if not 1 <= len(s) <= MAX_WORDS or not 1 <= len(t) <= MAX_WORDS:
+            raise ValueError(f"pair {i} has {len(s)} and {len(t)} words; each side must have 1 "
+                             f"to {MAX_WORDS}")
+        s_ids = [src_stoi.get(w, UNK) for w in s]
+        t_ids = [tgt_stoi.get(w, UNK) for w in t]
+        src[i, :len(s_ids)] = torch.tensor(s_ids)
+        tgt_in[i, :len(t_ids) + 1] = torch.tensor([BOS] + t_ids)
+        tgt_out[i, :len(t_ids) + 1] = torch.tensor(t_ids + [EOS])
+    return src, tgt_in, tgt_out
+
+
+def trim(src, tgt_in, tgt_out):
+    """Drop the padding columns that no row of the batch uses."""
+    s, t = int((src != PAD).sum(1).max()), int((tgt_out != PAD).sum(1).max())
+    return src[:, :s], tgt_in[:, :t], tgt_out[:, :t]
+
+
+def build_model(attention: bool, n_src: int, n_tgt: int, seed: int, device="cpu") -> Seq2SeqGRU:
+    """The chapter's model, its weights drawn after ``seed_everything(seed)``."""
+    seed_everything(seed)
+    device = pick_device(device) if isinstance(device, str) else device
+    return Seq2SeqGRU(n_src, n_tgt, attention=attention, pad_id=PAD, **MODEL).to(device)
+
+
+def train_translator(attention: bool, seed: int, train_data: Sequence[torch.Tensor], n_src: int,
+                     n_tgt: int, steps: int = STEPS, device="cpu"):
+    """Train one model as the chapter does: Adam at :data:`LR`, batches of :data:`BATCH` pairs
+    drawn by a generator seeded with ``seed`` (the same for both models), gradients clipped to
+    norm 1. Returns (model, the loss of every step)."""
+    validate.positive_int(steps, "steps")
+    model = build_model(attention, n_src, n_tgt, seed, device)
+    device = next(model.parameters()).device
+    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    batches = torch.Generator().manual_seed(seed)  # same batches for both
+    losses = []
+    for _ in range(steps):
+        idx = torch.randint(len(train_data[0]), (BATCH,), generator=batches)
+        src, tgt_in, tgt_out = (x.to(device) for x in trim(*(x[idx] for x in train_data)))
+        loss = sequence_loss(model(src, None, tgt_in), tgt_out, pad_id=PAD)
+        opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+def chapter_data():
+    """The chapter's training data and vocabulary sizes: (train_data, n_src, n_tgt)."""
+    train_pairs = short_pairs("train")
+    src_stoi, _ = build_vocab([s for s, _ in train_pairs])
+    tgt_stoi, _ = build_vocab([t for _, t in train_pairs])
+    return encode_pairs(train_pairs, src_stoi, tgt_stoi), len(src_stoi), len(tgt_stoi)
+
+
+def run_name(attention: bool, seed: int) -> str:
+    """The folder of one run, e.g. "attention-seed1" or "no-attention-seed1"."""
+    if not isinstance(attention, bool):
+        raise TypeError(f"attention must be True or False; got {attention!r}")
+    return f"{'' if attention else 'no-'}attention-seed{validate.integer(seed, 'seed', minimum=0)}"
+
+
+def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
+               steps: int = STEPS) -> dict:
+    """Retrain the shipped runs into ``out`` (default data/checkpoints/bottleneck): per seed and
+    model, ``<run>/model.pt`` (float16 state dict) and ``<run>/history.json`` (every step's
+    loss); runs.json (recipe, vocabulary sizes, machine). Returns runs.json's contents."""
+    from .race import _cpu_name
+
+    if threads is not None:
+        torch.set_num_threads(validate.positive_int(threads, "threads"))
+    out = Path(out) if out is not None else data_dir() / FOLDER
+    train_data, n_src, n_tgt = chapter_data()
+    seeds = [validate.integer(s, "seed", minimum=0) for s in seeds]
+    for seed in seeds:
+        for attention in (False, True):
+            start = time.perf_counter()
+            model, losses = train_translator(attention, seed, train_data, n_src, n_tgt, steps)
+            seconds = time.perf_counter() - start
+            folder = out / run_name(attention, seed)
+            folder.mkdir(parents=True, exist_ok=True)
+            torch.save({k: v.detach().cpu().half() if v.is_floating_point() else v.cpu()
+                        for k, v in model.state_dict().items()}, folder / "model.pt")
+            (folder / "history.json").write_text(
+                json.dumps({"losses": losses, "seconds": seconds}) + "\n", encoding="utf-8")
+            print(f"{run_name(attention, seed)}: {steps} steps in {seconds:.0f} s", flush=True)
+    log = {"command": REPRODUCE, "seeds": seeds, "steps": steps, "batch": BATCH, "lr": LR,
+           "model": MODEL, "n_src": n_src, "n_tgt": n_tgt, "torch": torch.__version__,
+           "threads": torch.get_num_threads(), "machine": _cpu_name()}
+    (out / "runs.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
+    return log
+
+
+def _bytes(relative: str, folder=None) -> bytes:
+    if folder is not None:
+        path = Path(folder) / relative
+        if not path.is_file():
+            raise FileNotFoundError(f"no {relative} in {folder}: train the runs there with "
+                                    f"train_runs({str(folder)!r})")
+        return path.read_bytes()
+    from .data import _read_verified
+
+    return _read_verified(f"{FOLDER}/{relative}")[0]
+
+
+def load_run(attention: bool, seed: int, n_src: int, n_tgt: int, device=None,
+             folder=None) -> tuple[Seq2SeqGRU, list[float]]:
+    """A shipped run (checked against data/manifest.json, or read from ``folder``): the model in
+    float32, in eval mode on ``device``, and the loss of every step. ``n_src`` and ``n_tgt``
+    must be the run's vocabulary sizes: a ValueError says so otherwise."""
+    run = run_name(attention, seed)
+    log = json.loads(_bytes("runs.json", folder))
+    if (n_src, n_tgt) != (log["n_src"], log["n_tgt"]):
+        raise ValueError(f"the shipped runs have vocabularies of {log['n_src']:,} and "
+                         f"{log['n_tgt']:,} words; got n_src={n_src!r}, n_tgt={n_tgt!r}")
+    if seed not in log["seeds"]:
+        raise ValueError(f"seed {seed} is not shipped; the shipped seeds are {log['seeds']}")
+    state = torch.load(io.BytesIO(_bytes(f"{run}/model.pt", folder)), weights_only=True)
+    model = Seq2SeqGRU(n_src, n_tgt, attention=attention, pad_id=PAD, **MODEL)
+    model.load_state_dict({k: v.float() if v.is_floating_point() else v
+                           for k, v in state.items()})
+    device = pick_device(device) if device is None or isinstance(device, str) else device
+    model.to(device).eval()
+    return model, json.loads(_bytes(f"{run}/history.json", folder))["losses"]
+
+
+def record_in_manifest(folder=None) -> list[str]:
+    """List every file of ``folder`` (default data/checkpoints/bottleneck) in data/manifest.json
+    and data/SHA256SUMS with its sha256, size and command; returns the names recorded."""
+    from .race import record_folder_in_manifest
+
+    return record_folder_in_manifest(FOLDER, REPRODUCE, folder)
+
+
+def _main(argv) -> int:
+    parser = argparse.ArgumentParser(
+        prog=REPRODUCE,
+        description="Retrain chapter 9's shipped encoder-decoders (with and without attention, "
+                    "seed 1) into data/checkpoints/bottleneck. About a minute on one thread.")
+    parser.add_argument("--out", type=Path,
+                        help="output folder (default: data/checkpoints/bottleneck)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
+    args = parser.parse_args(argv)
+    try:
+        train_runs(args.out, args.seeds, args.threads)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.out is None:
+        record_in_manifest()
+    return 0
+
+
+def main(argv=None) -> int:
+    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
+    (:func:`minformer.utils.run_command`)."""
+    from .utils import run_command
+
+    return run_command(_main, REPRODUCE, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
