@@ -30,6 +30,8 @@ What it writes (paths relative to the output folder, ``data/`` by default):
                                        -m minformer.word2vec`)
   checkpoints/bottleneck/*             not rebuilt: chapter 9's encoder-decoders, seed 1 (`python
                                        -m minformer.bottleneck`)
+  checkpoints/norm-placement/*         not rebuilt: chapter 7's sorters, seeds 1 and 2 (`python -m
+                                       minformer.norm_placement`)
   manifest.json, SHA256SUMS            sha256 and size of each file above (the loader reads
                                        manifest.json; ``cd data && sha256sum -c SHA256SUMS``)
 Standard library only; the output does not depend on the Python version or the platform.
@@ -65,6 +67,7 @@ TRAINED_BY = {  # the command that trained each checkpoint folder
     "gru-lm": "python -m minformer.gru_lm",
     "word2vec": "python -m minformer.word2vec",
     "bottleneck": "python -m minformer.bottleneck",
+    "norm-placement": "python -m minformer.norm_placement",
 }
 # pairs; filled in this order. "holdout" (never tuned on) and "extra" (every short pair left, None:
 # no limit) only serve the longer-trained translator of chapter 13; the first three are unchanged

@@ -126,9 +126,12 @@ def test_train_race_end_to_end_on_a_tiny_stand_in(tmp_path, monkeypatch):
     monkeypatch.setattr(race, "TRANSFORMER_STEPS", 4)
     monkeypatch.setattr(race, "SHARED", {**race.SHARED, "batch_size": 16, "eval_every": 2,
                                          "eval_sentences": 5})
+    monkeypatch.setitem(race.SLOW_LR, "steps", 3)
     out = tmp_path / "race"
     log = train_race(out, seeds=[0], ratio=2.0, progress=False)
     assert log["steps"] == {"transformer": 4, "gru": 2} and log["seeds"] == [0]
+    slow = race.load_slow_lr_history(out)  # the lower learning rate's first steps, seed 0
+    assert slow.steps == 3 and slow.losses[0] == load_race_run("transformer", 0, folder=out)[1].losses[0]
     log = train_race(out, seeds=[1], ratio=2.0, progress=False)
     assert log["seeds"] == [0, 1] and load_race_log(out)["seeds"] == [0, 1]
     for name in race.RECIPES:
@@ -169,3 +172,12 @@ def test_half_state_keeps_shared_tensors_shared(small_tok, tmp_path):
     assert (tmp_path / "a.pt").stat().st_size < (tmp_path / "b.pt").stat().st_size
     for k, v in model.state_dict().items():
         assert torch.equal(state[k], v.half()), k
+
+
+def test_the_shipped_slow_learning_rate_run_starts_like_the_transformer_and_falls_slower():
+    slow = race.load_slow_lr_history()
+    _, fast = load_race_run("transformer", 0)
+    assert slow.steps == race.SLOW_LR["steps"] == 100
+    assert abs(slow.losses[0] - fast.losses[0]) < 1e-4  # same weights and first batch
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    assert mean(slow.losses[50:100]) > mean(fast.losses[50:100]) + 0.3

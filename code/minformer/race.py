@@ -45,6 +45,10 @@ VOCAB = 8000
 TRANSFORMER_STEPS = 1400
 SEEDS = (0, 1)
 SHARED = dict(batch_size=128, label_smoothing=0.1, eval_every=200, eval_sentences=300)
+# the chapter's lesson on the learning rate: the Transformer's first 100 steps, seed 0, at a
+# peak of 1e-3 instead of 3e-3 (its history only: the chapter compares the losses)
+SLOW_LR = dict(steps=100, lr=1e-3, seed=0)
+SLOW_RUN = "transformer-slow-lr"
 RECIPES = {
     "transformer": dict(d_model=128, n_heads=4, d_ff=512, n_layers=2, dropout=0.1, max_len=128,
                         lr=3e-3, warmup=400),
@@ -203,6 +207,7 @@ def train_race(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1, 
                                                  encoding="utf-8")
             print(f"{run_name(name, seed)}: {history.steps} steps in {history.seconds:.0f} s, "
                   f"valid BLEU {[round(b, 1) for _, _, b in history.evals]}", flush=True)
+    train_slow_lr(out, device=device, progress=progress, tokenizer=tok, train_pairs=train_pairs)
     old = out / "race.json"
     if old.is_file():  # seeds that another process trained into out with the same ratio
         before = json.loads(old.read_text(encoding="utf-8"))
@@ -216,6 +221,36 @@ def train_race(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1, 
            "machine": _cpu_name()}
     old.write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     return log
+
+
+def train_slow_lr(out=None, device="cpu", progress: bool = True, tokenizer=None,
+                  train_pairs=None) -> History:
+    """The Transformer's first :data:`SLOW_LR` steps at the lower peak learning rate, as chapter 13
+    trains its live run otherwise (same seed, batches, warmup): writes only
+    ``<out>/transformer-slow-lr/history.json`` and returns the history."""
+    from .data import load_translation_pairs
+
+    out = Path(out) if out is not None else data_dir() / RACE
+    train_pairs = train_pairs if train_pairs is not None else load_translation_pairs("train")
+    tok = tokenizer if tokenizer is not None else chapter_tokenizer(train_pairs)
+    recipe = RECIPES["transformer"]
+    _, history = train_translator(
+        transformer_config(tok), tok, train_pairs, steps=SLOW_LR["steps"], lr=SLOW_LR["lr"],
+        warmup=recipe["warmup"], batch_size=SHARED["batch_size"],
+        label_smoothing=SHARED["label_smoothing"], seed=SLOW_LR["seed"],
+        device=pick_device(device) if isinstance(device, str) else device, progress=progress,
+        desc=SLOW_RUN)
+    folder = out / SLOW_RUN
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "history.json").write_text(json.dumps(_history_dict(history)) + "\n",
+                                         encoding="utf-8")
+    print(f"{SLOW_RUN}: {history.steps} steps in {history.seconds:.0f} s", flush=True)
+    return history
+
+
+def load_slow_lr_history(folder=None) -> History:
+    """The shipped history of :func:`train_slow_lr` (checked against data/manifest.json)."""
+    return _history(json.loads(_race_bytes(f"{SLOW_RUN}/history.json", folder)))
 
 
 def _cpu_name() -> str:
@@ -326,8 +361,16 @@ def _main(argv) -> int:
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--ratio", type=float,
                         help="the step-time ratio to use instead of measuring it (GRU / Transformer)")
+    parser.add_argument("--slow-lr-only", action="store_true",
+                        help="retrain only the 100 steps at the lower learning rate (half a minute)")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
+    if args.slow_lr_only:
+        torch.set_num_threads(validate.positive_int(args.threads, "threads"))
+        train_slow_lr(args.out, args.device)
+        if args.out is None:
+            record_in_manifest()
+        return 0
     try:
         log = train_race(args.out, args.seeds, args.threads, args.device, ratio=args.ratio)
     except ValueError as err:

@@ -1,0 +1,198 @@
+"""Chapter 7's experiment on where the LayerNorm goes: a 6-layer encoder that sorts 12 digits,
+post-norm against pre-norm, at two fixed learning rates, 250 Adam steps each.
+
+The chapter builds the task, the model and the loop in its own cell and trains seed 0's four
+runs live. The table over seeds uses seeds 1 and 2 of the same recipe, trained by
+``python -m minformer.norm_placement`` (:func:`train_runs`) and shipped in
+``data/checkpoints/norm-placement`` (every step's loss and the weights, float32, checked against
+``data/manifest.json``); the chapter checks that this module's loop is its own, step for step,
+and measures the test accuracy of the shipped weights itself.
+
+- :class:`Sorter`, :func:`sort_batch` the task and the model;
+- :func:`train_sorter` one run (seeded; returns the model and its losses);
+- :func:`test_accuracy` the share of the 12,000 digits of 1,000 test strings put in place;
+- :func:`load_run` a shipped run: the model and its losses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import validate
+from .blocks import Encoder
+from .utils import data_dir, pick_device, seed_everything
+
+FOLDER = "checkpoints/norm-placement"  # under data/
+REPRODUCE = "python -m minformer.norm_placement"
+VOCAB, T = 10, 12  # digits, string length
+STEPS, BATCH = 250, 32
+LRS = (3e-3, 1e-2)
+SEEDS = (1, 2)  # the shipped seeds (the chapter trains seed 0 itself)
+
+
+def sort_batch(size: int, generator: torch.Generator):
+    """``size`` random digit strings and their sorted versions: (size, T) each."""
+    x = torch.randint(0, VOCAB, (size, T), generator=generator)
+    return x, x.sort(dim=-1).values  # input, target (batch, T)
+
+
+class Sorter(nn.Module):
+    """Digits and positions embedded, a 6-layer encoder, a digit read out at every position."""
+
+    def __init__(self, norm_first: bool, n_layers: int = 6, d_model: int = 64, n_heads: int = 4):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, d_model)
+        self.position = nn.Embedding(T, d_model)
+        self.encoder = Encoder(n_layers, d_model, n_heads, 4 * d_model, dropout=0.0,
+                               norm_first=norm_first)
+        self.read_out = nn.Linear(d_model, VOCAB)
+
+    def forward(self, x):  # x: (batch, T)
+        Z = self.embed(x) + self.position.weight  # (batch, T, D)
+        return self.read_out(self.encoder(Z))  # (batch, T, VOCAB)
+
+
+def train_sorter(norm_first: bool, lr: float, steps: int = STEPS, seed: int = 0, device="cpu"):
+    """One run as the chapter trains it: Adam at the fixed ``lr``, batches of 32 from a generator
+    seeded with ``seed + 1``. Returns (model, the loss of every step)."""
+    validate.positive_int(steps, "steps")
+    validate.number(lr, "lr", low=0.0, low_open=True)
+    seed_everything(seed)
+    device = pick_device(device) if isinstance(device, str) else device
+    model = Sorter(norm_first).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)  # fixed lr
+    gen = torch.Generator().manual_seed(seed + 1)
+    losses = []
+    for _ in range(steps):
+        x, y = (z.to(device) for z in sort_batch(BATCH, gen))
+        loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+@torch.no_grad()
+def test_accuracy(model: Sorter) -> float:
+    """The share of digits put in their place, on 1,000 test strings (generator seed 99)."""
+    device = next(model.parameters()).device
+    x, y = (z.to(device) for z in sort_batch(1000, torch.Generator().manual_seed(99)))
+    return (model(x).argmax(-1) == y).float().mean().item()
+
+
+def run_name(norm_first: bool, lr: float, seed: int) -> str:
+    """The folder of one run, e.g. "pre-norm-lr0.003-seed1"."""
+    if not isinstance(norm_first, bool):
+        raise TypeError(f"norm_first must be True or False; got {norm_first!r}")
+    if lr not in LRS:
+        raise ValueError(f"lr must be one of {LRS}; got {lr!r}")
+    return f"{'pre' if norm_first else 'post'}-norm-lr{lr:g}-seed{validate.integer(seed, 'seed')}"
+
+
+def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
+               steps: int = STEPS) -> dict:
+    """Retrain the shipped runs into ``out`` (default data/checkpoints/norm-placement): per seed,
+    learning rate and norm placement, ``<run>/model.pt`` (float32 state dict) and
+    ``<run>/history.json`` (every step's loss, the seconds); runs.json (recipe, machine)."""
+    from .race import _cpu_name
+
+    if threads is not None:
+        torch.set_num_threads(validate.positive_int(threads, "threads"))
+    out = Path(out) if out is not None else data_dir() / FOLDER
+    seeds = [validate.integer(s, "seed", minimum=0) for s in seeds]
+    for seed in seeds:
+        for lr in LRS:
+            for norm_first in (False, True):
+                start = time.perf_counter()
+                model, losses = train_sorter(norm_first, lr, steps, seed)
+                seconds = time.perf_counter() - start
+                folder = out / run_name(norm_first, lr, seed)
+                folder.mkdir(parents=True, exist_ok=True)
+                torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()},
+                           folder / "model.pt")
+                (folder / "history.json").write_text(
+                    json.dumps({"losses": losses, "seconds": seconds}) + "\n", encoding="utf-8")
+                print(f"{run_name(norm_first, lr, seed)}: {steps} steps in {seconds:.1f} s",
+                      flush=True)
+    log = {"command": REPRODUCE, "seeds": seeds, "steps": steps, "batch": BATCH, "lrs": LRS,
+           "torch": torch.__version__, "threads": torch.get_num_threads(), "machine": _cpu_name()}
+    (out / "runs.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
+    return log
+
+
+def _bytes(relative: str, folder=None) -> bytes:
+    if folder is not None:
+        path = Path(folder) / relative
+        if not path.is_file():
+            raise FileNotFoundError(f"no {relative} in {folder}: train the runs there with "
+                                    f"train_runs({str(folder)!r})")
+        return path.read_bytes()
+    from .data import _read_verified
+
+    return _read_verified(f"{FOLDER}/{relative}")[0]
+
+
+def load_run(norm_first: bool, lr: float, seed: int, device=None,
+             folder=None) -> tuple[Sorter, list[float]]:
+    """A shipped run (checked against data/manifest.json, or read from ``folder``): the model in
+    eval mode on ``device``, and the loss of every step."""
+    run = run_name(norm_first, lr, seed)
+    seeds = json.loads(_bytes("runs.json", folder))["seeds"]
+    if seed not in seeds:
+        raise ValueError(f"seed {seed} is not shipped; the shipped seeds are {seeds}")
+    model = Sorter(norm_first)
+    model.load_state_dict(torch.load(io.BytesIO(_bytes(f"{run}/model.pt", folder)),
+                                     weights_only=True))
+    device = pick_device(device) if device is None or isinstance(device, str) else device
+    model.to(device).eval()
+    return model, json.loads(_bytes(f"{run}/history.json", folder))["losses"]
+
+
+def record_in_manifest(folder=None) -> list[str]:
+    """List every file of ``folder`` (default data/checkpoints/norm-placement) in
+    data/manifest.json and data/SHA256SUMS with its sha256, size and command."""
+    from .race import record_folder_in_manifest
+
+    return record_folder_in_manifest(FOLDER, REPRODUCE, folder)
+
+
+def _main(argv) -> int:
+    parser = argparse.ArgumentParser(
+        prog=REPRODUCE,
+        description="Retrain chapter 7's shipped sorters (post- and pre-norm at two learning "
+                    "rates, seeds 1 and 2) into data/checkpoints/norm-placement. About 45 "
+                    "seconds on one thread.")
+    parser.add_argument("--out", type=Path,
+                        help="output folder (default: data/checkpoints/norm-placement)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
+    args = parser.parse_args(argv)
+    try:
+        train_runs(args.out, args.seeds, args.threads)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.out is None:
+        record_in_manifest()
+    return 0
+
+
+def main(argv=None) -> int:
+    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
+    (:func:`minformer.utils.run_command`)."""
+    from .utils import run_command
+
+    return run_command(_main, REPRODUCE, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
