@@ -205,6 +205,7 @@
     }
 
     function update() {
+      if (!s) return; // the first sample is not drawn yet
       var d_k = SIZES[index];
       slider.input.value = index;
       seedBox.input.value = seed;
@@ -226,8 +227,9 @@
       draw();
       update();
     });
-    draw();
-    update();
+    // the first sample (its 64 features, about 100,000 draws, and their measurements) in a task
+    // of its own, right after the figure's elements are on the page
+    setTimeout(function () { if (!s) { draw(); update(); } }, 0);
   }
 
   F.register("ch04-scaling", {mount: mount});
