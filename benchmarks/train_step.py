@@ -38,7 +38,9 @@ class TorchModel(nn.Module):
         self.embed = ours.src_embed  # shared with ours: same inputs, same projection
         self.core = nn.Transformer(c.d_model, c.n_heads, c.n_layers, c.decoder_layers, c.d_ff,
                                    c.dropout, batch_first=True, norm_first=c.norm_first)
-        self.register_buffer("causal", nn.Transformer.generate_square_subsequent_mask(T),
+        # True = may not attend, a bool mask like the padding masks below (mixing a float causal
+        # mask with bool padding masks is deprecated in torch 2.15)
+        self.register_buffer("causal", torch.ones(T, T, dtype=torch.bool).triu(1),
                              persistent=False)
 
     def forward(self, src, tgt):
