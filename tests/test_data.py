@@ -320,3 +320,15 @@ def test_build_reproduces_the_committed_files_byte_for_byte(tmp_path):
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
     built = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
     assert built == sorted(names)
+
+
+def test_read_shipped_checks_the_manifest_or_reads_a_folder_as_it_is(tmp_path):
+    shipped = data.read_shipped("checkpoints/race", "race.json")
+    assert shipped == (DATA / "checkpoints/race/race.json").read_bytes()
+    (tmp_path / "runs.json").write_bytes(b"{}")
+    assert data.read_shipped("checkpoints/race", "runs.json", tmp_path) == b"{}"
+    with pytest.raises(FileNotFoundError, match=r"no lm\.pt in .*: train the runs there with "
+                                                r"train_x\("):
+        data.read_shipped("checkpoints/race", "lm.pt", tmp_path, "train_x")
+    with pytest.raises(ValueError, match="not listed"):
+        data.read_shipped("checkpoints/race", "nothing.json")

@@ -91,6 +91,20 @@ def _read_verified(name: str) -> tuple[bytes, str]:
     return data, expected
 
 
+def read_shipped(shipped: str, relative: str, folder=None, retrain: str = "train_runs") -> bytes:
+    """A file of a shipped training run: ``data/<shipped>/<relative>``, checked against the
+    manifest; or, with ``folder`` (runs that the command wrote elsewhere, listed in no manifest),
+    ``<folder>/<relative>`` as it is. ``retrain`` names the function that writes the files, for
+    the error when one is missing."""
+    if folder is not None:
+        path = Path(folder) / relative
+        if not path.is_file():
+            raise FileNotFoundError(f"no {relative} in {folder}: train the runs there with "
+                                    f"{retrain}({str(folder)!r})")
+        return path.read_bytes()
+    return _read_verified(f"{shipped}/{relative}")[0]
+
+
 def verify(name: str | os.PathLike) -> str:
     """Check one data file against the manifest; returns its sha256.
 

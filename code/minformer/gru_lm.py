@@ -139,15 +139,9 @@ def train_gru_lm(out=None, steps: int = STEPS, threads: int | None = 1, device="
 
 
 def _bytes(relative: str, folder=None) -> bytes:
-    if folder is not None:
-        path = Path(folder) / relative
-        if not path.is_file():
-            raise FileNotFoundError(f"no {relative} in {folder}: train the run there with "
-                                    f"train_gru_lm({str(folder)!r})")
-        return path.read_bytes()
-    from .data import _read_verified
+    from .data import read_shipped
 
-    return _read_verified(f"{FOLDER}/{relative}")[0]
+    return read_shipped(FOLDER, relative, folder, "train_gru_lm")
 
 
 def load_gru_lm(vocab_size: int | None = None, device=None,

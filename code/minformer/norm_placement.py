@@ -131,15 +131,9 @@ def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
 
 
 def _bytes(relative: str, folder=None) -> bytes:
-    if folder is not None:
-        path = Path(folder) / relative
-        if not path.is_file():
-            raise FileNotFoundError(f"no {relative} in {folder}: train the runs there with "
-                                    f"train_runs({str(folder)!r})")
-        return path.read_bytes()
-    from .data import _read_verified
+    from .data import read_shipped
 
-    return _read_verified(f"{FOLDER}/{relative}")[0]
+    return read_shipped(FOLDER, relative, folder, "train_runs")
 
 
 def load_run(norm_first: bool, lr: float, seed: int, device=None,

@@ -229,15 +229,9 @@ def train_pretrained(out=None, steps: int = STEPS, threads: int | None = 1, devi
 def _bytes(relative: str, folder=None) -> bytes:
     """A file of the shipped runs, checked against data/manifest.json; or, with ``folder`` (runs
     that :func:`train_pretrained` wrote elsewhere, listed in no manifest), that folder's file."""
-    if folder is not None:
-        path = Path(folder) / relative
-        if not path.is_file():
-            raise FileNotFoundError(f"no {relative} in {folder}: train the runs there with "
-                                    f"train_pretrained({str(folder)!r})")
-        return path.read_bytes()
-    from .data import _read_verified
+    from .data import read_shipped
 
-    return _read_verified(f"{FOLDER}/{relative}")[0]
+    return read_shipped(FOLDER, relative, folder, "train_pretrained")
 
 
 def load_pretrained_tokenizer(folder=None) -> BPETokenizer:

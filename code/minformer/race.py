@@ -267,15 +267,9 @@ def _cpu_name() -> str:
 def _race_bytes(relative: str, folder=None) -> bytes:
     """A file of the shipped runs, checked against data/manifest.json; or, with ``folder`` (runs
     that :func:`train_race` wrote elsewhere, listed in no manifest), that folder's file as it is."""
-    if folder is not None:
-        path = Path(folder) / relative
-        if not path.is_file():
-            raise FileNotFoundError(f"no {relative} in {folder}: train the runs there with "
-                                    f"train_race({str(folder)!r})")
-        return path.read_bytes()
-    from .data import _read_verified
+    from .data import read_shipped
 
-    return _read_verified(f"{RACE}/{relative}")[0]
+    return read_shipped(RACE, relative, folder, "train_race")
 
 
 def load_race_log(folder=None) -> dict:

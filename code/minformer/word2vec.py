@@ -758,17 +758,9 @@ def _vocab_sha256(vocab: Vocab) -> str:
 
 
 def _shipped_bytes(relative: str, folder=None) -> bytes:
-    from pathlib import Path
+    from .data import read_shipped
 
-    if folder is not None:
-        path = Path(folder) / relative
-        if not path.is_file():
-            raise FileNotFoundError(f"no {relative} in {folder}: train the runs there with "
-                                    f"train_chapter_runs({str(folder)!r})")
-        return path.read_bytes()
-    from .data import _read_verified
-
-    return _read_verified(f"{FOLDER}/{relative}")[0]
+    return read_shipped(FOLDER, relative, folder, "train_chapter_runs")
 
 
 def load_chapter_run(name: str, vocab: Vocab, folder=None) -> Word2VecResult:
