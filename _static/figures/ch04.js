@@ -131,7 +131,8 @@
 
     // a new sample: the features up to the size shown now at once, the others in steps of 32
     // features (about 50,000 numbers, a few milliseconds), one step per task, after the page;
-    // then every size's measurements, one size per task, so that moving the slider only reads them
+    // then every size's scores, and its measurements unscaled and scaled, a task each, so that
+    // moving the slider only reads them
     function draw() {
       s = sample(seed);
       ensure(s, SIZES[index]);
@@ -140,7 +141,11 @@
         if (mine !== s) return;
         var start = performance.now();
         if (s.drawn < s.D) ensure(s, s.drawn + 32);
-        else if (next < 2 * SIZES.length) { compute(s, SIZES[next >> 1], next % 2 === 1); next++; }
+        else if (next < 2 * SIZES.length) {
+          var d = SIZES[next >> 1];
+          if (!s.cache || !s.cache[d]) scores(s, d); // a size's scores in a step of their own
+          else { compute(s, d, next % 2 === 1); next++; }
+        }
         else {
           root.dataset.mffDrawn = s.drawn;
           root.dataset.mffLongestStepMs = longest.toFixed(1); // the tests read it
