@@ -332,3 +332,26 @@ def test_read_shipped_checks_the_manifest_or_reads_a_folder_as_it_is(tmp_path):
         data.read_shipped("checkpoints/race", "lm.pt", tmp_path, "train_x")
     with pytest.raises(ValueError, match="not listed"):
         data.read_shipped("checkpoints/race", "nothing.json")
+
+
+def test_record_shipped_writes_what_read_shipped_checks(tmp_path, monkeypatch):
+    root = tmp_path / "data"
+    (root / "checkpoints/run/a").mkdir(parents=True)
+    (root / "checkpoints/run/a/model.pt").write_bytes(b"weights")
+    (root / "checkpoints/run/log.json").write_text("{}")
+    kept = {"translation/train.tsv": {"sha256": "0" * 64, "bytes": 1, "source": "x"},
+            "checkpoints/run/gone.pt": {"sha256": "1" * 64, "bytes": 1, "source": "old"}}
+    (root / "manifest.json").write_text(json.dumps({"about": "a", "files": kept}))
+    monkeypatch.setenv("MINFORMER_DATA", str(root))
+    names = data.record_shipped("checkpoints/run", "python -m run")
+    assert names == ["checkpoints/run/a/model.pt", "checkpoints/run/log.json"]
+    files = json.loads((root / "manifest.json").read_text())["files"]
+    assert set(files) == {"translation/train.tsv", *names}  # the folder's old entries replaced
+    assert files[names[0]] == {"sha256": hashlib.sha256(b"weights").hexdigest(), "bytes": 7,
+                               "source": "python -m run"}
+    assert (root / "SHA256SUMS").read_text().splitlines()[0].endswith("  checkpoints/run/a/model.pt")
+    # what it recorded, read_shipped reads back checked; a file changed afterwards is caught
+    assert data.read_shipped("checkpoints/run", "a/model.pt") == b"weights"
+    (root / "checkpoints/run/a/model.pt").write_bytes(b"other!!")
+    with pytest.raises(data.DataChecksumError, match="a/model.pt"):
+        data.read_shipped("checkpoints/run", "a/model.pt")

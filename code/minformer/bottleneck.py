@@ -26,6 +26,7 @@ import torch
 from torch import nn
 
 from . import validate
+from .data import read_shipped, record_shipped
 from .rnn import Seq2SeqGRU, sequence_loss
 from .utils import data_dir, pick_device, seed_everything
 
@@ -159,8 +160,6 @@ def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
 
 
 def _bytes(relative: str, folder=None) -> bytes:
-    from .data import read_shipped
-
     return read_shipped(FOLDER, relative, folder, "train_runs")
 
 
@@ -188,9 +187,7 @@ def load_run(attention: bool, seed: int, n_src: int, n_tgt: int, device=None,
 def record_in_manifest(folder=None) -> list[str]:
     """List every file of ``folder`` (default data/checkpoints/bottleneck) in data/manifest.json
     and data/SHA256SUMS with its sha256, size and command; returns the names recorded."""
-    from .race import record_folder_in_manifest
-
-    return record_folder_in_manifest(FOLDER, REPRODUCE, folder)
+    return record_shipped(FOLDER, REPRODUCE, folder)
 
 
 def _main(argv) -> int:

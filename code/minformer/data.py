@@ -105,6 +105,31 @@ def read_shipped(shipped: str, relative: str, folder=None, retrain: str = "train
     return _read_verified(f"{shipped}/{relative}")[0]
 
 
+def record_shipped(relative: str, command: str, folder=None) -> list[str]:
+    """The writer of :func:`read_shipped`'s files: list every file of ``folder`` (default
+    data/<relative>) in data/manifest.json and data/SHA256SUMS, under ``relative``, with its
+    sha256, size and ``command`` (the one that trained it, as data/build.py lists checkpoints),
+    replacing that folder's old entries; returns the names recorded."""
+    data = data_dir()
+    folder = Path(folder) if folder is not None else data / relative
+    manifest_path = data / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    files = {n: m for n, m in manifest["files"].items() if not n.startswith(relative + "/")}
+    names = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            name = path.resolve().relative_to(data).as_posix()
+            raw = path.read_bytes()
+            files[name] = {"sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw),
+                           "source": command}
+            names.append(name)
+    manifest["files"] = dict(sorted(files.items()))
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    sums = "".join(f"{m['sha256']}  {n}\n" for n, m in manifest["files"].items())
+    (data / "SHA256SUMS").write_text(sums, encoding="utf-8")
+    return names
+
+
 def verify(name: str | os.PathLike) -> str:
     """Check one data file against the manifest; returns its sha256.
 

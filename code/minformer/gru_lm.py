@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from . import validate
+from .data import read_shipped, record_shipped
 from .rnn import GRULanguageModel
 from .utils import data_dir, pick_device, seed_everything
 
@@ -139,8 +140,6 @@ def train_gru_lm(out=None, steps: int = STEPS, threads: int | None = 1, device="
 
 
 def _bytes(relative: str, folder=None) -> bytes:
-    from .data import read_shipped
-
     return read_shipped(FOLDER, relative, folder, "train_gru_lm")
 
 
@@ -166,9 +165,7 @@ def load_gru_lm(vocab_size: int | None = None, device=None,
 def record_in_manifest(folder=None) -> list[str]:
     """List every file of ``folder`` (default data/checkpoints/gru-lm) in data/manifest.json and
     data/SHA256SUMS with its sha256, size and command; returns the names recorded."""
-    from .race import record_folder_in_manifest
-
-    return record_folder_in_manifest(FOLDER, REPRODUCE, folder)
+    return record_shipped(FOLDER, REPRODUCE, folder)
 
 
 def _main(argv) -> int:

@@ -29,6 +29,7 @@ from torch import nn
 
 from . import validate
 from .blocks import Encoder
+from .data import read_shipped, record_shipped
 from .utils import data_dir, pick_device, seed_everything
 
 FOLDER = "checkpoints/norm-placement"  # under data/
@@ -131,8 +132,6 @@ def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
 
 
 def _bytes(relative: str, folder=None) -> bytes:
-    from .data import read_shipped
-
     return read_shipped(FOLDER, relative, folder, "train_runs")
 
 
@@ -155,9 +154,7 @@ def load_run(norm_first: bool, lr: float, seed: int, device=None,
 def record_in_manifest(folder=None) -> list[str]:
     """List every file of ``folder`` (default data/checkpoints/norm-placement) in
     data/manifest.json and data/SHA256SUMS with its sha256, size and command."""
-    from .race import record_folder_in_manifest
-
-    return record_folder_in_manifest(FOLDER, REPRODUCE, folder)
+    return record_shipped(FOLDER, REPRODUCE, folder)
 
 
 def _main(argv) -> int:

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from . import validate
+from .data import read_shipped, record_shipped
 from .objectives import IGNORE, mask_tokens, shift_for_next_token
 from .tokenizer import BPETokenizer
 from .train import History, sequence_loss, train
@@ -229,8 +230,6 @@ def train_pretrained(out=None, steps: int = STEPS, threads: int | None = 1, devi
 def _bytes(relative: str, folder=None) -> bytes:
     """A file of the shipped runs, checked against data/manifest.json; or, with ``folder`` (runs
     that :func:`train_pretrained` wrote elsewhere, listed in no manifest), that folder's file."""
-    from .data import read_shipped
-
     return read_shipped(FOLDER, relative, folder, "train_pretrained")
 
 
@@ -270,9 +269,7 @@ def load_pretrained(name: str, tokenizer: BPETokenizer | None = None, device=Non
 def record_in_manifest(folder=None) -> list[str]:
     """List every file of ``folder`` (default data/checkpoints/wikitext) in data/manifest.json
     and data/SHA256SUMS with its sha256, size and command; returns the names recorded."""
-    from .race import record_folder_in_manifest
-
-    return record_folder_in_manifest(FOLDER, REPRODUCE, folder)
+    return record_shipped(FOLDER, REPRODUCE, folder)
 
 
 def _main(argv) -> int:

@@ -18,7 +18,6 @@ every machine. ``python -m minformer.race`` (:func:`train_race`) retrains and re
 from __future__ import annotations
 
 import argparse
-import hashlib
 import io
 import json
 import platform
@@ -31,6 +30,7 @@ from pathlib import Path
 import torch
 
 from . import validate
+from .data import record_shipped
 from .rnn import Seq2SeqGRU
 from .tokenizer import BPETokenizer
 from .train import History, train
@@ -312,36 +312,11 @@ def load_race_run(name: str, seed: int, tokenizer: BPETokenizer | None = None, d
     return Translator(model, tokenizer, max_source_tokens=max_source), history
 
 
-def record_folder_in_manifest(relative: str, command: str, folder=None) -> list[str]:
-    """List every file of ``folder`` (default data/<relative>) in data/manifest.json and
-    data/SHA256SUMS, under ``relative``, with its sha256, size and ``command`` (the one that
-    trained it, as data/build.py lists checkpoints), replacing that folder's old entries;
-    returns the names recorded."""
-    data = data_dir()
-    folder = Path(folder) if folder is not None else data / relative
-    manifest_path = data / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    files = {n: m for n, m in manifest["files"].items() if not n.startswith(relative + "/")}
-    names = []
-    for path in sorted(folder.rglob("*")):
-        if path.is_file():
-            name = path.resolve().relative_to(data).as_posix()
-            raw = path.read_bytes()
-            files[name] = {"sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw),
-                           "source": command}
-            names.append(name)
-    manifest["files"] = dict(sorted(files.items()))
-    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    sums = "".join(f"{m['sha256']}  {n}\n" for n, m in manifest["files"].items())
-    (data / "SHA256SUMS").write_text(sums, encoding="utf-8")
-    return names
-
-
 def record_in_manifest(folder=None) -> list[str]:
     """List every file of ``folder`` (default data/checkpoints/race) in data/manifest.json and
     data/SHA256SUMS with its sha256, size and command (as data/build.py lists checkpoints);
     returns the names recorded."""
-    return record_folder_in_manifest(RACE, REPRODUCE, folder)
+    return record_shipped(RACE, REPRODUCE, folder)
 
 
 def _main(argv) -> int:

@@ -27,6 +27,7 @@ from torch import nn
 from tqdm import tqdm
 
 from . import validate
+from .data import read_shipped, record_shipped
 
 
 # ------------------------------------------------------------------------------------ vocabulary
@@ -758,8 +759,6 @@ def _vocab_sha256(vocab: Vocab) -> str:
 
 
 def _shipped_bytes(relative: str, folder=None) -> bytes:
-    from .data import read_shipped
-
     return read_shipped(FOLDER, relative, folder, "train_chapter_runs")
 
 
@@ -789,9 +788,7 @@ def load_chapter_run(name: str, vocab: Vocab, folder=None) -> Word2VecResult:
 def record_in_manifest(folder=None) -> list[str]:
     """List every file of ``folder`` (default data/checkpoints/word2vec) in data/manifest.json
     and data/SHA256SUMS with its sha256, size and command; returns the names recorded."""
-    from .race import record_folder_in_manifest
-
-    return record_folder_in_manifest(FOLDER, REPRODUCE, folder)
+    return record_shipped(FOLDER, REPRODUCE, folder)
 
 
 def main(argv=None) -> int:
