@@ -355,3 +355,63 @@ def test_record_shipped_writes_what_read_shipped_checks(tmp_path, monkeypatch):
     (root / "checkpoints/run/a/model.pt").write_bytes(b"other!!")
     with pytest.raises(data.DataChecksumError, match="a/model.pt"):
         data.read_shipped("checkpoints/run", "a/model.pt")
+
+
+def test_retrain_command_trains_records_and_reports(tmp_path, monkeypatch, capsys):
+    root = tmp_path / "data"
+    (root / "checkpoints/run").mkdir(parents=True)
+    (root / "manifest.json").write_text(json.dumps({"about": "a", "files": {}}))
+    monkeypatch.setenv("MINFORMER_DATA", str(root))
+    seen = []
+
+    def train(args):
+        seen.append(args)
+        (root / "checkpoints/run/model.pt").write_bytes(b"weights")
+        return "done in 0.1 min"
+
+    def options(parser):
+        parser.add_argument("--steps", type=int, default=7)
+
+    def run(*argv):
+        return data.retrain_command(list(argv), "checkpoints/run", "python -m run", "Retrain it.",
+                                    train, options)
+
+    # --out elsewhere: trained there, the manifest left alone
+    assert run("--out", str(tmp_path / "elsewhere"), "--steps", "3") == 0
+    assert (seen[-1].out, seen[-1].steps, seen[-1].threads) == (tmp_path / "elsewhere", 3, 1)
+    assert json.loads((root / "manifest.json").read_text())["files"] == {}
+    assert capsys.readouterr().out == "done in 0.1 min\n"
+    # the default folder: trained in place, then recorded with its command
+    assert run("--threads", "2") == 0 and seen[-1].out is None and seen[-1].threads == 2
+    files = json.loads((root / "manifest.json").read_text())["files"]
+    assert files["checkpoints/run/model.pt"]["source"] == "python -m run"
+    # what train refuses is a usage error naming it; nothing is recorded
+    (root / "manifest.json").write_text(json.dumps({"about": "a", "files": {}}))
+
+    def refuse(args):
+        raise ValueError("threads must be a positive integer, not 0")
+
+    with pytest.raises(SystemExit) as exit_:
+        data.retrain_command(["--threads", "0"], "checkpoints/run", "python -m run", "Retrain it.",
+                             refuse)
+    assert exit_.value.code == 2
+    assert "python -m run: error: threads must be a positive integer, not 0" in capsys.readouterr().err
+    assert json.loads((root / "manifest.json").read_text())["files"] == {}
+
+
+@pytest.mark.parametrize("module", ["pretrain", "word2vec", "gru_lm", "bottleneck", "norm_placement",
+                                    "race"])
+def test_each_retraining_command_names_its_folder_and_refuses_bad_threads(module, tmp_path, capsys):
+    mod = importlib.import_module(f"minformer.{module}")
+    with pytest.raises(SystemExit) as exit_:
+        mod.main(["--help"])
+    assert exit_.value.code == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"usage: python -m minformer.{module}") and "--out" in shown
+    assert "data/checkpoints/" in shown and "--threads" in shown
+    # a bad value is refused before any training, as a usage error naming it
+    with pytest.raises(SystemExit) as exit_:
+        mod.main(["--out", str(tmp_path), "--threads", "0"])
+    assert exit_.value.code == 2
+    assert re.search(r"error: threads .*0", capsys.readouterr().err)
+    assert not any(tmp_path.iterdir())

@@ -14,7 +14,6 @@ models live. The spread over seeds uses further seeds of the same recipe, traine
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import time
@@ -26,7 +25,7 @@ import torch
 from torch import nn
 
 from . import validate
-from .data import read_shipped, record_shipped
+from .data import read_shipped, record_shipped, retrain_command
 from .rnn import Seq2SeqGRU, sequence_loss
 from .utils import data_dir, pick_device, seed_everything
 
@@ -190,32 +189,15 @@ def record_in_manifest(folder=None) -> list[str]:
     return record_shipped(FOLDER, REPRODUCE, folder)
 
 
-def _main(argv) -> int:
-    parser = argparse.ArgumentParser(
-        prog=REPRODUCE,
-        description="Retrain chapter 9's shipped encoder-decoders (with and without attention, "
-                    "seed 1) into data/checkpoints/bottleneck. About a minute on one thread.")
-    parser.add_argument("--out", type=Path,
-                        help="output folder (default: data/checkpoints/bottleneck)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
-    args = parser.parse_args(argv)
-    try:
-        train_runs(args.out, args.seeds, args.threads)
-    except ValueError as err:
-        parser.error(str(err))
-    if args.out is None:
-        record_in_manifest()
-    return 0
-
-
 def main(argv=None) -> int:
-    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
-    (:func:`minformer.utils.run_command`)."""
-    from .utils import run_command
-
-    return run_command(_main, REPRODUCE, argv)
-
+    """``python -m minformer.bottleneck [--out DIR] [--seeds S ...] [--threads N]``: retrain
+    chapter 9's shipped encoder-decoders (:func:`minformer.data.retrain_command`)."""
+    return retrain_command(
+        argv, FOLDER, REPRODUCE,
+        "Retrain chapter 9's shipped encoder-decoders (with and without attention, seed 1) into "
+        "data/checkpoints/bottleneck. About a minute on one thread.",
+        lambda args: train_runs(args.out, args.seeds, args.threads),
+        lambda parser: parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS)))
 
 if __name__ == "__main__":
     raise SystemExit(main())

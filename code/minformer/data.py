@@ -14,6 +14,7 @@ Only files inside the data folder are read: a manifest entry such as ``../../etc
 ``/etc/passwd`` is refused without being opened.
 """
 
+import argparse
 import gzip
 import hashlib
 import json
@@ -21,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from .utils import data_dir
+from .utils import data_dir, run_command
 
 SPLITS = ("train", "valid", "test", "holdout", "extra", "long_train", "long_valid", "long_test")
 WIKITEXT_SPLITS = ("train", "valid", "test")
@@ -128,6 +129,34 @@ def record_shipped(relative: str, command: str, folder=None) -> list[str]:
     sums = "".join(f"{m['sha256']}  {n}\n" for n, m in manifest["files"].items())
     (data / "SHA256SUMS").write_text(sums, encoding="utf-8")
     return names
+
+
+def retrain_command(argv, folder: str, command: str, description: str, train, options=None) -> int:
+    """The command line that retrains a shipped run (``python -m minformer.gru_lm`` and the like):
+    ``--out DIR`` (default data/<folder>, then recorded with :func:`record_shipped`), ``--threads
+    N`` (default 1), and what ``options(parser)`` adds. ``train(args)`` trains; a ValueError from
+    it is a usage error (status 2, its message named), and the line it returns, if any, is printed
+    last. A closed standard output or Ctrl-C ends it as :func:`minformer.utils.run_command` says."""
+
+    def _main(argv) -> int:
+        parser = argparse.ArgumentParser(prog=command, description=description)
+        parser.add_argument("--out", type=Path, help=f"output folder (default: data/{folder})")
+        parser.add_argument("--threads", type=int, default=1,
+                            help="CPU threads for torch (default 1)")
+        if options is not None:
+            options(parser)
+        args = parser.parse_args(argv)
+        try:
+            done = train(args)
+        except ValueError as err:
+            parser.error(str(err))
+        if args.out is None:
+            record_shipped(folder, command)
+        if done:
+            print(done)
+        return 0
+
+    return run_command(_main, command, argv)
 
 
 def verify(name: str | os.PathLike) -> str:

@@ -17,7 +17,6 @@ the live steps are the run's first ones, and scores the run against the n-gram m
 
 from __future__ import annotations
 
-import argparse
 import collections
 import io
 import json
@@ -29,7 +28,7 @@ import torch
 from torch import nn
 
 from . import validate
-from .data import read_shipped, record_shipped
+from .data import read_shipped, record_shipped, retrain_command
 from .rnn import GRULanguageModel
 from .utils import data_dir, pick_device, seed_everything
 
@@ -168,32 +167,18 @@ def record_in_manifest(folder=None) -> list[str]:
     return record_shipped(FOLDER, REPRODUCE, folder)
 
 
-def _main(argv) -> int:
-    parser = argparse.ArgumentParser(
-        prog=REPRODUCE,
-        description="Retrain chapter 9's GRU language model (1,200 steps) into "
-                    "data/checkpoints/gru-lm. About 1.5 minutes on one thread.")
-    parser.add_argument("--out", type=Path, help="output folder (default: data/checkpoints/gru-lm)")
-    parser.add_argument("--steps", type=int, default=STEPS)
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    args = parser.parse_args(argv)
-    try:
-        train_gru_lm(args.out, args.steps, args.threads, args.device)
-    except ValueError as err:
-        parser.error(str(err))
-    if args.out is None:
-        record_in_manifest()
-    return 0
-
-
 def main(argv=None) -> int:
-    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
-    (:func:`minformer.utils.run_command`)."""
-    from .utils import run_command
+    """``python -m minformer.gru_lm [--out DIR] [--steps N] [--threads N] [--device D]``: retrain
+    chapter 9's GRU language model (:func:`minformer.data.retrain_command`)."""
+    def options(parser):
+        parser.add_argument("--steps", type=int, default=STEPS)
+        parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
 
-    return run_command(_main, REPRODUCE, argv)
-
+    return retrain_command(
+        argv, FOLDER, REPRODUCE,
+        "Retrain chapter 9's GRU language model (1,200 steps) into data/checkpoints/gru-lm. About "
+        "1.5 minutes on one thread.",
+        lambda args: train_gru_lm(args.out, args.steps, args.threads, args.device), options)
 
 if __name__ == "__main__":
     raise SystemExit(main())

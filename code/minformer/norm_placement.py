@@ -16,7 +16,6 @@ and measures the test accuracy of the shipped weights itself.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import time
@@ -29,7 +28,7 @@ from torch import nn
 
 from . import validate
 from .blocks import Encoder
-from .data import read_shipped, record_shipped
+from .data import read_shipped, record_shipped, retrain_command
 from .utils import data_dir, pick_device, seed_everything
 
 FOLDER = "checkpoints/norm-placement"  # under data/
@@ -157,33 +156,15 @@ def record_in_manifest(folder=None) -> list[str]:
     return record_shipped(FOLDER, REPRODUCE, folder)
 
 
-def _main(argv) -> int:
-    parser = argparse.ArgumentParser(
-        prog=REPRODUCE,
-        description="Retrain chapter 7's shipped sorters (post- and pre-norm at two learning "
-                    "rates, seeds 1 and 2) into data/checkpoints/norm-placement. About 45 "
-                    "seconds on one thread.")
-    parser.add_argument("--out", type=Path,
-                        help="output folder (default: data/checkpoints/norm-placement)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
-    args = parser.parse_args(argv)
-    try:
-        train_runs(args.out, args.seeds, args.threads)
-    except ValueError as err:
-        parser.error(str(err))
-    if args.out is None:
-        record_in_manifest()
-    return 0
-
-
 def main(argv=None) -> int:
-    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
-    (:func:`minformer.utils.run_command`)."""
-    from .utils import run_command
-
-    return run_command(_main, REPRODUCE, argv)
-
+    """``python -m minformer.norm_placement [--out DIR] [--seeds S ...] [--threads N]``: retrain
+    chapter 7's shipped sorters (:func:`minformer.data.retrain_command`)."""
+    return retrain_command(
+        argv, FOLDER, REPRODUCE,
+        "Retrain chapter 7's shipped sorters (post- and pre-norm at two learning rates, seeds 1 "
+        "and 2) into data/checkpoints/norm-placement. About 45 seconds on one thread.",
+        lambda args: train_runs(args.out, args.seeds, args.threads),
+        lambda parser: parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS)))
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -19,7 +19,6 @@ retrains and rewrites them.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import io
 import json
@@ -31,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from . import validate
-from .data import read_shipped, record_shipped
+from .data import read_shipped, record_shipped, retrain_command
 from .objectives import IGNORE, mask_tokens, shift_for_next_token
 from .tokenizer import BPETokenizer
 from .train import History, sequence_loss, train
@@ -272,36 +271,23 @@ def record_in_manifest(folder=None) -> list[str]:
     return record_shipped(FOLDER, REPRODUCE, folder)
 
 
-def _main(argv) -> int:
-    parser = argparse.ArgumentParser(
-        prog=REPRODUCE,
-        description="Retrain chapter 12's two pretraining runs (the masked-token encoder and "
-                    "the next-token decoder, 900 steps each) into data/checkpoints/wikitext. "
-                    "About 3 minutes on one thread.")
-    parser.add_argument("--out", type=Path,
-                        help="output folder (default: data/checkpoints/wikitext)")
-    parser.add_argument("--steps", type=int, default=STEPS)
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    args = parser.parse_args(argv)
-    t0 = time.perf_counter()
-    try:
-        train_pretrained(args.out, args.steps, args.threads, args.device)
-    except ValueError as err:
-        parser.error(str(err))
-    if args.out is None:
-        record_in_manifest()
-    print(f"done in {(time.perf_counter() - t0) / 60:.1f} min")
-    return 0
-
-
 def main(argv=None) -> int:
-    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
-    (:func:`minformer.utils.run_command`)."""
-    from .utils import run_command
+    """``python -m minformer.pretrain [--out DIR] [--steps N] [--threads N] [--device D]``:
+    retrain chapter 12's two runs (:func:`minformer.data.retrain_command`)."""
+    def options(parser):
+        parser.add_argument("--steps", type=int, default=STEPS)
+        parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
 
-    return run_command(_main, REPRODUCE, argv)
+    def train(args):
+        t0 = time.perf_counter()
+        train_pretrained(args.out, args.steps, args.threads, args.device)
+        return f"done in {(time.perf_counter() - t0) / 60:.1f} min"
 
+    return retrain_command(
+        argv, FOLDER, REPRODUCE,
+        "Retrain chapter 12's two pretraining runs (the masked-token encoder and the next-token "
+        "decoder, 900 steps each) into data/checkpoints/wikitext. About 3 minutes on one thread.",
+        train, options)
 
 if __name__ == "__main__":
     raise SystemExit(main())

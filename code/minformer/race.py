@@ -17,7 +17,6 @@ every machine. ``python -m minformer.race`` (:func:`train_race`) retrains and re
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import platform
@@ -30,7 +29,7 @@ from pathlib import Path
 import torch
 
 from . import validate
-from .data import record_shipped
+from .data import record_shipped, retrain_command
 from .rnn import Seq2SeqGRU
 from .tokenizer import BPETokenizer
 from .train import History, train
@@ -319,45 +318,31 @@ def record_in_manifest(folder=None) -> list[str]:
     return record_shipped(RACE, REPRODUCE, folder)
 
 
-def _main(argv) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m minformer.race",
-        description="Retrain chapter 13's race (the Transformer and the GRU, two seeds each, at "
-                    "equal compute) into data/checkpoints/race. About 30 minutes on one thread.")
-    parser.add_argument("--out", type=Path, help="output folder (default: data/checkpoints/race)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
-    parser.add_argument("--threads", type=int, default=1, help="CPU threads for torch (default 1)")
-    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
-    parser.add_argument("--ratio", type=float,
-                        help="the step-time ratio to use instead of measuring it (GRU / Transformer)")
-    parser.add_argument("--slow-lr-only", action="store_true",
-                        help="retrain only the 100 steps at the lower learning rate (half a minute)")
-    args = parser.parse_args(argv)
-    t0 = time.perf_counter()
-    if args.slow_lr_only:
-        torch.set_num_threads(validate.positive_int(args.threads, "threads"))
-        train_slow_lr(args.out, args.device)
-        if args.out is None:
-            record_in_manifest()
-        return 0
-    try:
-        log = train_race(args.out, args.seeds, args.threads, args.device, ratio=args.ratio)
-    except ValueError as err:
-        parser.error(str(err))
-    if args.out is None:
-        record_in_manifest()
-    print(f"ratio {log['ratio']}, steps {log['steps']}; done in "
-          f"{(time.perf_counter() - t0) / 60:.1f} min")
-    return 0
-
-
 def main(argv=None) -> int:
-    """The command line; a closed or full standard output, or Ctrl-C, ends it with one line
-    (:func:`minformer.utils.run_command`)."""
-    from .utils import run_command
+    """``python -m minformer.race [--out DIR] [--seeds S ...] [--threads N] [--device D] [--ratio
+    R] [--slow-lr-only]``: retrain chapter 13's race (:func:`minformer.data.retrain_command`)."""
+    def options(parser):
+        parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+        parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+        parser.add_argument("--ratio", type=float, help="the step-time ratio to use instead of "
+                                                        "measuring it (GRU / Transformer)")
+        parser.add_argument("--slow-lr-only", action="store_true", help="retrain only the 100 "
+                            "steps at the lower learning rate (half a minute)")
 
-    return run_command(_main, "python -m minformer.race", argv)
+    def train(args):
+        if args.slow_lr_only:
+            torch.set_num_threads(validate.positive_int(args.threads, "threads"))
+            train_slow_lr(args.out, args.device)
+            return None
+        t0 = time.perf_counter()
+        log = train_race(args.out, args.seeds, args.threads, args.device, ratio=args.ratio)
+        return (f"ratio {log['ratio']}, steps {log['steps']}; done in "
+                f"{(time.perf_counter() - t0) / 60:.1f} min")
 
+    return retrain_command(
+        argv, RACE, REPRODUCE,
+        "Retrain chapter 13's race (the Transformer and the GRU, two seeds each, at equal "
+        "compute) into data/checkpoints/race. About 30 minutes on one thread.", train, options)
 
 if __name__ == "__main__":
     sys.exit(main())

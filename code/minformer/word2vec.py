@@ -27,7 +27,7 @@ from torch import nn
 from tqdm import tqdm
 
 from . import validate
-from .data import read_shipped, record_shipped
+from .data import read_shipped, record_shipped, retrain_command
 
 
 # ------------------------------------------------------------------------------------ vocabulary
@@ -792,32 +792,12 @@ def record_in_manifest(folder=None) -> list[str]:
 
 
 def main(argv=None) -> int:
-    """``python -m minformer.word2vec [--out DIR] [--threads N]``: retrain chapter 11's runs."""
-    import argparse
-    from pathlib import Path
-
-    from .utils import run_command
-
-    def _main(argv) -> int:
-        parser = argparse.ArgumentParser(
-            prog=REPRODUCE,
-            description="Retrain chapter 11's skip-gram and CBOW runs into "
-                        "data/checkpoints/word2vec. About 2 minutes on one thread.")
-        parser.add_argument("--out", type=Path,
-                            help="output folder (default: data/checkpoints/word2vec)")
-        parser.add_argument("--threads", type=int, default=1,
-                            help="CPU threads for torch (default 1)")
-        args = parser.parse_args(argv)
-        try:
-            train_chapter_runs(args.out, args.threads)
-        except ValueError as err:
-            parser.error(str(err))
-        if args.out is None:
-            record_in_manifest()
-        return 0
-
-    return run_command(_main, REPRODUCE, argv)
-
+    """``python -m minformer.word2vec [--out DIR] [--threads N]``: retrain chapter 11's runs
+    (:func:`minformer.data.retrain_command`)."""
+    return retrain_command(
+        argv, FOLDER, REPRODUCE,
+        "Retrain chapter 11's skip-gram and CBOW runs into data/checkpoints/word2vec. About 2 "
+        "minutes on one thread.", lambda args: train_chapter_runs(args.out, args.threads))
 
 if __name__ == "__main__":
     raise SystemExit(main())
