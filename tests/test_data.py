@@ -415,3 +415,16 @@ def test_each_retraining_command_names_its_folder_and_refuses_bad_threads(module
     assert exit_.value.code == 2
     assert re.search(r"error: threads .*0", capsys.readouterr().err)
     assert not any(tmp_path.iterdir())
+
+
+def test_cpu_name_reads_the_processor_or_falls_back(monkeypatch):
+    name = data.cpu_name()
+    assert isinstance(name, str) and name and name == name.strip()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists() and "model name" in cpuinfo.read_text():
+        assert name in cpuinfo.read_text()
+    # no /proc/cpuinfo (macOS, Windows): what platform says
+    monkeypatch.setattr(data, "Path", lambda *a: Path("/nonexistent/cpuinfo"))
+    monkeypatch.setattr(data.platform, "processor", lambda: "")
+    monkeypatch.setattr(data.platform, "machine", lambda: "arm64")
+    assert data.cpu_name() == "arm64"

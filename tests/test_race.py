@@ -8,6 +8,7 @@ import torch
 
 import minformer.data
 import minformer.race as race
+from minformer.data import float_state, half_state
 from minformer.race import (
     build_model,
     equal_compute_steps,
@@ -163,7 +164,7 @@ def test_record_in_manifest_lists_every_file_with_its_command(tmp_path, monkeypa
 
 def test_half_state_keeps_shared_tensors_shared(small_tok, tmp_path):
     model = build_model("transformer", small_tok)
-    state = race.half_state(model.state_dict())
+    state = half_state(model.state_dict())
     assert all(v.dtype == torch.float16 for v in state.values() if v.is_floating_point())
     assert state["src_embed.weight"] is state["tgt_embed.weight"]  # tied: one tensor, saved once
     torch.save(state, tmp_path / "a.pt")
@@ -172,6 +173,12 @@ def test_half_state_keeps_shared_tensors_shared(small_tok, tmp_path):
     assert (tmp_path / "a.pt").stat().st_size < (tmp_path / "b.pt").stat().st_size
     for k, v in model.state_dict().items():
         assert torch.equal(state[k], v.half()), k
+    back = float_state(state)  # read back: float32 again, within float16's rounding
+    assert back.keys() == state.keys()
+    for k, v in model.state_dict().items():
+        assert back[k].dtype == v.dtype, k
+        assert (torch.allclose(back[k], v, rtol=1e-3, atol=1e-4) if v.is_floating_point()
+                else torch.equal(back[k], v)), k
 
 
 def test_the_shipped_slow_learning_rate_run_starts_like_the_transformer_and_falls_slower():

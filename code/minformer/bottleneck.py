@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from . import validate
-from .data import read_shipped, record_shipped, retrain_command
+from .data import cpu_name, float_state, half_state, read_shipped, record_shipped, retrain_command
 from .rnn import Seq2SeqGRU, sequence_loss
 from .utils import data_dir, pick_device, seed_everything
 
@@ -132,8 +132,6 @@ def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
     """Retrain the shipped runs into ``out`` (default data/checkpoints/bottleneck): per seed and
     model, ``<run>/model.pt`` (float16 state dict) and ``<run>/history.json`` (every step's
     loss); runs.json (recipe, vocabulary sizes, machine). Returns runs.json's contents."""
-    from .race import _cpu_name
-
     if threads is not None:
         torch.set_num_threads(validate.positive_int(threads, "threads"))
     out = Path(out) if out is not None else data_dir() / FOLDER
@@ -146,14 +144,13 @@ def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
             seconds = time.perf_counter() - start
             folder = out / run_name(attention, seed)
             folder.mkdir(parents=True, exist_ok=True)
-            torch.save({k: v.detach().cpu().half() if v.is_floating_point() else v.cpu()
-                        for k, v in model.state_dict().items()}, folder / "model.pt")
+            torch.save(half_state(model.state_dict()), folder / "model.pt")
             (folder / "history.json").write_text(
                 json.dumps({"losses": losses, "seconds": seconds}) + "\n", encoding="utf-8")
             print(f"{run_name(attention, seed)}: {steps} steps in {seconds:.0f} s", flush=True)
     log = {"command": REPRODUCE, "seeds": seeds, "steps": steps, "batch": BATCH, "lr": LR,
            "model": MODEL, "n_src": n_src, "n_tgt": n_tgt, "torch": torch.__version__,
-           "threads": torch.get_num_threads(), "machine": _cpu_name()}
+           "threads": torch.get_num_threads(), "machine": cpu_name()}
     (out / "runs.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     return log
 
@@ -176,8 +173,7 @@ def load_run(attention: bool, seed: int, n_src: int, n_tgt: int, device=None,
         raise ValueError(f"seed {seed} is not shipped; the shipped seeds are {log['seeds']}")
     state = torch.load(io.BytesIO(_bytes(f"{run}/model.pt", folder)), weights_only=True)
     model = Seq2SeqGRU(n_src, n_tgt, attention=attention, pad_id=PAD, **MODEL)
-    model.load_state_dict({k: v.float() if v.is_floating_point() else v
-                           for k, v in state.items()})
+    model.load_state_dict(float_state(state))
     device = pick_device(device) if device is None or isinstance(device, str) else device
     model.to(device).eval()
     return model, json.loads(_bytes(f"{run}/history.json", folder))["losses"]

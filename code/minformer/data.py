@@ -7,6 +7,11 @@ Two data sets ship with the book (``data/README.md`` gives sources, licenses and
   :func:`load_translation_pairs`.
 - WikiText-2 raw English text (Wikipedia articles): :func:`load_wikitext`.
 
+The training runs the chapters load instead of retraining ship here too: :func:`read_shipped`
+reads one of their files, :func:`record_shipped` lists a retrained folder in the manifest,
+:func:`half_state` and :func:`float_state` store weights in float16 and read them back, and
+:func:`retrain_command` is the command line that retrains one.
+
 Every file is checked against its sha256 each time it is read (the bytes are read anyway, and
 a file edited in place can keep its size and modification time); a missing or altered file
 raises an error that names the file and the command that rebuilds it (``python data/build.py``).
@@ -19,8 +24,11 @@ import gzip
 import hashlib
 import json
 import os
+import platform
 import re
 from pathlib import Path
+
+import torch
 
 from .utils import data_dir, run_command
 
@@ -129,6 +137,38 @@ def record_shipped(relative: str, command: str, folder=None) -> list[str]:
     sums = "".join(f"{m['sha256']}  {n}\n" for n, m in manifest["files"].items())
     (data / "SHA256SUMS").write_text(sums, encoding="utf-8")
     return names
+
+
+def half_state(state: dict) -> dict:
+    """``state`` with its float tensors in float16, on the CPU. Tensors that several keys share
+    (the Transformer's tied embedding and output projection) stay shared, so torch.save writes
+    them once."""
+    done: dict[tuple, torch.Tensor] = {}
+    out = {}
+    for k, v in state.items():
+        key = (v.data_ptr(), v.shape, v.dtype, v.stride())
+        if key not in done:
+            v = v.detach().cpu()
+            done[key] = v.to(torch.float16) if v.is_floating_point() else v
+        out[k] = done[key]
+    return out
+
+
+def float_state(state: dict) -> dict:
+    """A state dict stored by :func:`half_state`, its float tensors back in float32."""
+    return {k: v.float() if v.is_floating_point() else v for k, v in state.items()}
+
+
+def cpu_name() -> str:
+    """The processor's model name (from /proc/cpuinfo where there is one), as the shipped runs
+    record the machine that trained them."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def retrain_command(argv, folder: str, command: str, description: str, train, options=None) -> int:

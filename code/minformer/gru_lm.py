@@ -28,7 +28,7 @@ import torch
 from torch import nn
 
 from . import validate
-from .data import read_shipped, record_shipped, retrain_command
+from .data import cpu_name, float_state, half_state, read_shipped, record_shipped, retrain_command
 from .rnn import GRULanguageModel
 from .utils import data_dir, pick_device, seed_everything
 
@@ -100,19 +100,11 @@ def train_steps(model: GRULanguageModel, ids: torch.Tensor, steps: int, total: i
     return losses
 
 
-def half_state(state: dict) -> dict:
-    """``state`` with its float tensors in float16, on the CPU."""
-    return {k: v.detach().cpu().half() if v.is_floating_point() else v.detach().cpu()
-            for k, v in state.items()}
-
-
 def train_gru_lm(out=None, steps: int = STEPS, threads: int | None = 1, device="cpu") -> dict:
     """Retrain the shipped run into ``out`` (default data/checkpoints/gru-lm): model.pt (float16
     state dict), history.json (every step's loss, the seconds), run.json (recipe, machine).
     Returns run.json's contents."""
     from .pretrain import word_stream
-    from .race import _cpu_name
-
     if threads is not None:
         torch.set_num_threads(validate.positive_int(threads, "threads"))
     device = pick_device(device)
@@ -131,7 +123,7 @@ def train_gru_lm(out=None, steps: int = STEPS, threads: int | None = 1, device="
     log = {"command": REPRODUCE, "steps": steps, "batch": BATCH, "bptt": BPTT, "lr": LR,
            "cutoffs": list(CUTOFFS), "model": MODEL, "seed": SEED, "vocab_size": len(stoi),
            "torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads(),
-           "machine": _cpu_name()}
+           "machine": cpu_name()}
     (out / "run.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     print(f"{steps} steps in {seconds:.0f} s; mean loss of the last 100 "
           f"{sum(losses[-100:]) / len(losses[-100:]):.2f}", flush=True)
@@ -154,8 +146,7 @@ def load_gru_lm(vocab_size: int | None = None, device=None,
                          f"chapter 9's training words)")
     state = torch.load(io.BytesIO(_bytes("model.pt", folder)), weights_only=True)
     model = GRULanguageModel(log["vocab_size"], cutoffs=list(CUTOFFS), **MODEL)
-    model.load_state_dict({k: v.float() if v.is_floating_point() else v
-                           for k, v in state.items()})
+    model.load_state_dict(float_state(state))
     device = pick_device(device) if device is None or isinstance(device, str) else device
     model.to(device).eval()
     return model, json.loads(_bytes("history.json", folder))

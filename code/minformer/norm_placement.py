@@ -28,7 +28,7 @@ from torch import nn
 
 from . import validate
 from .blocks import Encoder
-from .data import read_shipped, record_shipped, retrain_command
+from .data import cpu_name, read_shipped, record_shipped, retrain_command
 from .utils import data_dir, pick_device, seed_everything
 
 FOLDER = "checkpoints/norm-placement"  # under data/
@@ -104,8 +104,6 @@ def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
     """Retrain the shipped runs into ``out`` (default data/checkpoints/norm-placement): per seed,
     learning rate and norm placement, ``<run>/model.pt`` (float32 state dict) and
     ``<run>/history.json`` (every step's loss, the seconds); runs.json (recipe, machine)."""
-    from .race import _cpu_name
-
     if threads is not None:
         torch.set_num_threads(validate.positive_int(threads, "threads"))
     out = Path(out) if out is not None else data_dir() / FOLDER
@@ -125,7 +123,7 @@ def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
                 print(f"{run_name(norm_first, lr, seed)}: {steps} steps in {seconds:.1f} s",
                       flush=True)
     log = {"command": REPRODUCE, "seeds": seeds, "steps": steps, "batch": BATCH, "lrs": LRS,
-           "torch": torch.__version__, "threads": torch.get_num_threads(), "machine": _cpu_name()}
+           "torch": torch.__version__, "threads": torch.get_num_threads(), "machine": cpu_name()}
     (out / "runs.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     return log
 

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from . import validate
-from .data import read_shipped, record_shipped, retrain_command
+from .data import cpu_name, read_shipped, record_shipped, retrain_command
 from .objectives import IGNORE, mask_tokens, shift_for_next_token
 from .tokenizer import BPETokenizer
 from .train import History, sequence_loss, train
@@ -198,8 +198,6 @@ def train_pretrained(out=None, steps: int = STEPS, threads: int | None = 1, devi
     ``<name>.pt`` (float32 state dict) and ``<name>-history.json`` (every step's loss and
     learning rate, the validation loss every 50 steps) per run, and runs.json (recipe, steps,
     machine). Returns runs.json's contents."""
-    from .race import _cpu_name
-
     validate.positive_int(steps, "steps")
     if threads is not None:
         torch.set_num_threads(validate.positive_int(threads, "threads"))
@@ -221,7 +219,7 @@ def train_pretrained(out=None, steps: int = STEPS, threads: int | None = 1, devi
               f"{history.evals[0][2]:.3f} -> {history.evals[-1][2]:.3f}", flush=True)
     log = {"command": REPRODUCE, "steps": steps, "config": CONFIG, "recipes": RECIPES,
            "batch": BATCH, "window": T, "torch": torch.__version__, "device": str(device),
-           "threads": torch.get_num_threads(), "machine": _cpu_name()}
+           "threads": torch.get_num_threads(), "machine": cpu_name()}
     (out / "runs.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     return log
 

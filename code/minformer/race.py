@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import io
 import json
-import platform
 import statistics
 import sys
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 import torch
 
 from . import validate
-from .data import record_shipped, retrain_command
+from .data import cpu_name, float_state, half_state, read_shipped, record_shipped, retrain_command
 from .rnn import Seq2SeqGRU
 from .tokenizer import BPETokenizer
 from .train import History, train
@@ -136,21 +135,6 @@ def _history(d: dict) -> History:
                    seconds=d["seconds"], tokens=d["tokens"])
 
 
-def half_state(state: dict) -> dict:
-    """``state`` with its float tensors in float16, on the CPU. Tensors that several keys share
-    (the Transformer's tied embedding and output projection) stay shared, so torch.save writes
-    them once."""
-    done: dict[tuple, torch.Tensor] = {}
-    out = {}
-    for k, v in state.items():
-        key = (v.data_ptr(), v.shape, v.dtype, v.stride())
-        if key not in done:
-            v = v.detach().cpu()
-            done[key] = v.to(torch.float16) if v.is_floating_point() else v
-        out[k] = done[key]
-    return out
-
-
 def run_name(name: str, seed: int) -> str:
     """The folder of one run under data/checkpoints/race, e.g. "transformer-seed0"."""
     if name not in RECIPES:
@@ -217,7 +201,7 @@ def train_race(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1, 
            "step_seconds": {k: [round(s, 4) for s in v] for k, v in seconds.items()},
            "steps": steps, "seeds": list(seeds), "recipes": RECIPES, "shared": SHARED,
            "torch": torch.__version__, "device": str(device), "threads": torch.get_num_threads(),
-           "machine": _cpu_name()}
+           "machine": cpu_name()}
     old.write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     return log
 
@@ -252,22 +236,9 @@ def load_slow_lr_history(folder=None) -> History:
     return _history(json.loads(_race_bytes(f"{SLOW_RUN}/history.json", folder)))
 
 
-def _cpu_name() -> str:
-    """The processor's model name (from /proc/cpuinfo where there is one)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _race_bytes(relative: str, folder=None) -> bytes:
     """A file of the shipped runs, checked against data/manifest.json; or, with ``folder`` (runs
     that :func:`train_race` wrote elsewhere, listed in no manifest), that folder's file as it is."""
-    from .data import read_shipped
-
     return read_shipped(RACE, relative, folder, "train_race")
 
 
@@ -303,7 +274,7 @@ def load_race_run(name: str, seed: int, tokenizer: BPETokenizer | None = None, d
                          f"beside it): train it with chapter_tokenizer(train pairs)")
     state = torch.load(io.BytesIO(_race_bytes(f"{run}/model.pt", folder)), weights_only=True)
     model = build_model(name, tokenizer)
-    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()})
+    model.load_state_dict(float_state(state))
     device = pick_device(device) if device is None or isinstance(device, str) else device
     model.to(device).eval()
     max_source = model.config.max_len if isinstance(model, Transformer) else 1024

@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from . import validate
+from .data import float_state
 from .decode import beam_search, greedy_search
 from .metrics import corpus_bleu
 from .tokenizer import BPETokenizer
@@ -388,7 +389,7 @@ def _read_state(path: Path, model: torch.nn.Module) -> dict:
             if bad:
                 raise CheckpointError(f"{path}: tensor {key} holds {bad} non-finite value(s) "
                                       f"(NaN or inf): the file is damaged")
-    return {k: v.float() if v.is_floating_point() else v for k, v in state.items()}
+    return float_state(state)
 
 
 def _read_tokenizer(path: Path, config: TransformerConfig) -> BPETokenizer:

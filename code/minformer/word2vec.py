@@ -27,7 +27,7 @@ from torch import nn
 from tqdm import tqdm
 
 from . import validate
-from .data import read_shipped, record_shipped, retrain_command
+from .data import cpu_name, read_shipped, record_shipped, retrain_command
 
 
 # ------------------------------------------------------------------------------------ vocabulary
@@ -727,7 +727,6 @@ def train_chapter_runs(out=None, threads: int | None = 1, progress: bool = True)
     import time
     from pathlib import Path
 
-    from .race import _cpu_name
     from .utils import data_dir
 
     if threads is not None:
@@ -747,7 +746,7 @@ def train_chapter_runs(out=None, threads: int | None = 1, progress: bool = True)
         print(f"{name}: {len(run.losses)} batches in {seconds:.0f} s", flush=True)
     log = {"command": REPRODUCE, "runs": CHAPTER_RUNS, "vocab": sizes,
            "torch": torch.__version__, "threads": torch.get_num_threads(),
-           "machine": _cpu_name()}
+           "machine": cpu_name()}
     (out / "runs.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     return log
 
