@@ -406,6 +406,20 @@ def test_load_rejects_bad_files(tok, tmp_path):
         BPETokenizer.load(tmp_path / "other.json")
 
 
+
+def test_from_json_reads_what_save_writes_as_text_or_bytes_and_names_its_source(tok, tmp_path):
+    path = tmp_path / "bpe.json"
+    tok.save(path)
+    for text in (path.read_text(encoding="utf-8"), path.read_bytes()):
+        loaded = BPETokenizer.from_json(text, "shipped/tokenizer.json")
+        assert loaded.merges == tok.merges and loaded.special_tokens == tok.special_tokens
+        assert loaded.encode("<eos> the cat", allowed_special=True) == tok.encode(
+            "<eos> the cat", allowed_special=True)
+    with pytest.raises(ValueError, match=r"^shipped/tokenizer\.json is not a readable tokenizer"):
+        BPETokenizer.from_json(path.read_bytes()[:40], "shipped/tokenizer.json")
+    with pytest.raises(ValueError, match=r"^shipped/tokenizer\.json is not a minformer BPE"):
+        BPETokenizer.from_json("{}", "shipped/tokenizer.json")
+
 # ---------------------------------------------------------------- bad input
 def test_bad_input_fails_at_the_door(tok):
     with pytest.raises(ValueError, match=r"at least 256 bytes \+ 4 special tokens = 260"):

@@ -171,5 +171,6 @@ def main(argv=None) -> int:
         "1.5 minutes on one thread.",
         lambda args: train_gru_lm(args.out, args.steps, args.threads, args.device), options)
 
+
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -164,5 +164,6 @@ def main(argv=None) -> int:
         lambda args: train_runs(args.out, args.seeds, args.threads),
         lambda parser: parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS)))
 
+
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -232,12 +232,8 @@ def _bytes(relative: str, folder=None) -> bytes:
 
 def load_pretrained_tokenizer(folder=None) -> BPETokenizer:
     """The runs' tokenizer (the chapter's BPE), checked against data/manifest.json."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:  # BPETokenizer.load reads (and checks) a file
-        path = Path(tmp) / "tokenizer.json"
-        path.write_bytes(_bytes("tokenizer.json", folder))
-        return BPETokenizer.load(path)
+    return BPETokenizer.from_json(_bytes("tokenizer.json", folder),
+                                  Path(folder or data_dir() / FOLDER) / "tokenizer.json")
 
 
 def load_pretrained(name: str, tokenizer: BPETokenizer | None = None, device=None,
@@ -286,6 +282,7 @@ def main(argv=None) -> int:
         "Retrain chapter 12's two pretraining runs (the masked-token encoder and the next-token "
         "decoder, 900 steps each) into data/checkpoints/wikitext. About 3 minutes on one thread.",
         train, options)
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

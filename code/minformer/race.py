@@ -250,12 +250,8 @@ def load_race_log(folder=None) -> dict:
 
 def load_race_tokenizer(folder=None) -> BPETokenizer:
     """The runs' tokenizer (the chapter's BPE), checked against data/manifest.json."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:  # BPETokenizer.load reads (and checks) a file
-        path = Path(tmp) / "tokenizer.json"
-        path.write_bytes(_race_bytes("tokenizer.json", folder))
-        return BPETokenizer.load(path)
+    return BPETokenizer.from_json(_race_bytes("tokenizer.json", folder),
+                                  Path(folder or data_dir() / RACE) / "tokenizer.json")
 
 
 def load_race_run(name: str, seed: int, tokenizer: BPETokenizer | None = None, device=None,
@@ -314,6 +310,7 @@ def main(argv=None) -> int:
         argv, RACE, REPRODUCE,
         "Retrain chapter 13's race (the Transformer and the GRU, two seeds each, at equal "
         "compute) into data/checkpoints/race. About 30 minutes on one thread.", train, options)
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -512,26 +512,33 @@ class BPETokenizer:
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"no tokenizer file at {path}")
+        return cls.from_json(path.read_bytes(), path)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, source="tokenizer") -> BPETokenizer:
+        """A tokenizer from what :meth:`save` writes (JSON text or its UTF-8 bytes, read from a
+        file that was checked elsewhere, say), checking that it is consistent. ``source`` names
+        it in the errors."""
         try:
-            state = json.loads(path.read_text(encoding="utf-8"))
+            state = json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ValueError(f"{path} is not a readable tokenizer file (truncated or not "
+            raise ValueError(f"{source} is not a readable tokenizer file (truncated or not "
                              f"JSON?): {e}") from None
         if not isinstance(state, dict) or state.get("format") != _FORMAT:
-            raise ValueError(f"{path} is not a minformer BPE tokenizer file")
+            raise ValueError(f"{source} is not a minformer BPE tokenizer file")
         if state.get("version") != _VERSION or state.get("pattern") != PATTERN:
             raise ValueError(
-                f"{path} was written by another version of the tokenizer "
+                f"{source} was written by another version of the tokenizer "
                 f"(version {state.get('version')}, pattern {state.get('pattern')!r})"
             )
         try:
             tok = cls([tuple(m) for m in state["merges"]], state["special_tokens"])
         except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"{path}: a damaged tokenizer file ({type(e).__name__}: "
+            raise ValueError(f"{source}: a damaged tokenizer file ({type(e).__name__}: "
                              f"{e})") from None
         vocab = [tok.id_to_token(i) for i in range(tok.vocab_size)]
         if "vocab" in state and state["vocab"] != vocab:
-            raise ValueError(f"{path}: the stored vocabulary does not match its merges")
+            raise ValueError(f"{source}: the stored vocabulary does not match its merges")
         return tok
 
 

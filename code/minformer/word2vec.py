@@ -798,5 +798,6 @@ def main(argv=None) -> int:
         "Retrain chapter 11's skip-gram and CBOW runs into data/checkpoints/word2vec. About 2 "
         "minutes on one thread.", lambda args: train_chapter_runs(args.out, args.threads))
 
+
 if __name__ == "__main__":
     raise SystemExit(main())
