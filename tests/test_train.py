@@ -1,5 +1,6 @@
 """minformer.train: the loss, the schedule and the one training loop."""
 
+import json
 import math
 
 import pytest
@@ -305,3 +306,16 @@ def test_train_translator_refuses_a_model_that_disagrees_with_the_tokenizer():
     assert history.steps == 1
     _, history = run(Seq2SeqGRU(tok.vocab_size, tok.vocab_size, 4, 4, pad_id=tok.pad_id))
     assert history.steps == 1
+
+
+def test_history_to_dict_and_back_through_json():
+    h = History(losses=[3.5, 2.25], lrs=[1e-3, 5e-4], evals=[(1, 0.5, 4.0), (2, 1.0, 3.0)],
+                seconds=1.0, eval_seconds=0.25, tokens=64)
+    back = History.from_dict(json.loads(json.dumps(h.to_dict())))
+    assert back == h and back.evals[0] == (1, 0.5, 4.0)
+    # a shipped history without learning rates or evaluation time (chapter 13's race)
+    race = History.from_dict({"losses": [2.0], "evals": [[1, 0.1, 0.5]], "seconds": 2.0,
+                              "tokens": 9})
+    assert (race.lrs, race.eval_seconds, race.evals, race.steps) == ([], 0.0, [(1, 0.1, 0.5)], 1)
+    with pytest.raises(KeyError, match="tokens"):
+        History.from_dict({"losses": [2.0], "evals": [], "seconds": 2.0})

@@ -180,18 +180,6 @@ def train_run(name: str, train_ids: torch.Tensor, valid_ids: torch.Tensor, steps
 
 # ------------------------------------------------------------------------- the shipped runs
 
-def _history_dict(history: History) -> dict:
-    return {"losses": history.losses, "lrs": history.lrs,
-            "evals": [list(e) for e in history.evals], "seconds": history.seconds,
-            "eval_seconds": history.eval_seconds, "tokens": history.tokens}
-
-
-def _history(d: dict) -> History:
-    return History(losses=list(d["losses"]), lrs=list(d["lrs"]),
-                   evals=[tuple(e) for e in d["evals"]], seconds=d["seconds"],
-                   eval_seconds=d["eval_seconds"], tokens=d["tokens"])
-
-
 def train_pretrained(out=None, steps: int = STEPS, threads: int | None = 1, device="cpu",
                      progress: bool = True) -> dict:
     """Retrain both runs into ``out`` (default data/checkpoints/wikitext): tokenizer.json,
@@ -214,7 +202,7 @@ def train_pretrained(out=None, steps: int = STEPS, threads: int | None = 1, devi
         state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
         torch.save(state, out / f"{name}.pt")
         (out / f"{name}-history.json").write_text(
-            json.dumps(_history_dict(history)) + "\n", encoding="utf-8")
+            json.dumps(history.to_dict()) + "\n", encoding="utf-8")
         print(f"{name}: {history.steps} steps in {history.seconds:.0f} s, validation loss "
               f"{history.evals[0][2]:.3f} -> {history.evals[-1][2]:.3f}", flush=True)
     log = {"command": REPRODUCE, "steps": steps, "config": CONFIG, "recipes": RECIPES,
@@ -255,7 +243,7 @@ def load_pretrained(name: str, tokenizer: BPETokenizer | None = None, device=Non
     model.load_state_dict(state)
     device = pick_device(device) if device is None or isinstance(device, str) else device
     model.to(device).eval()
-    history = _history(json.loads(_bytes(f"{name}-history.json", folder)))
+    history = History.from_dict(json.loads(_bytes(f"{name}-history.json", folder)))
     return model, history
 
 

@@ -130,11 +130,6 @@ def _history_dict(history: History) -> dict:
             "seconds": round(history.seconds, 1), "tokens": history.tokens}
 
 
-def _history(d: dict) -> History:
-    return History(losses=list(d["losses"]), evals=[tuple(e) for e in d["evals"]],
-                   seconds=d["seconds"], tokens=d["tokens"])
-
-
 def run_name(name: str, seed: int) -> str:
     """The folder of one run under data/checkpoints/race, e.g. "transformer-seed0"."""
     if name not in RECIPES:
@@ -233,7 +228,7 @@ def train_slow_lr(out=None, device="cpu", progress: bool = True, tokenizer=None,
 
 def load_slow_lr_history(folder=None) -> History:
     """The shipped history of :func:`train_slow_lr` (checked against data/manifest.json)."""
-    return _history(json.loads(_race_bytes(f"{SLOW_RUN}/history.json", folder)))
+    return History.from_dict(json.loads(_race_bytes(f"{SLOW_RUN}/history.json", folder)))
 
 
 def _race_bytes(relative: str, folder=None) -> bytes:
@@ -274,7 +269,7 @@ def load_race_run(name: str, seed: int, tokenizer: BPETokenizer | None = None, d
     device = pick_device(device) if device is None or isinstance(device, str) else device
     model.to(device).eval()
     max_source = model.config.max_len if isinstance(model, Transformer) else 1024
-    history = _history(json.loads(_race_bytes(f"{run}/history.json", folder)))
+    history = History.from_dict(json.loads(_race_bytes(f"{run}/history.json", folder)))
     return Translator(model, tokenizer, max_source_tokens=max_source), history
 
 

@@ -193,6 +193,19 @@ class History:
             out.append(total / min(i + 1, window))
         return out
 
+    def to_dict(self) -> dict:
+        """Every field, as JSON can hold it (evaluations as lists)."""
+        return {"losses": self.losses, "lrs": self.lrs, "evals": [list(e) for e in self.evals],
+                "seconds": self.seconds, "eval_seconds": self.eval_seconds, "tokens": self.tokens}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "History":
+        """A History from :meth:`to_dict`'s dict, or from a shipped history that left out the
+        learning rates and evaluation time (chapter 13's race); evaluations become tuples."""
+        return cls(losses=list(d["losses"]), lrs=list(d.get("lrs", [])),
+                   evals=[tuple(e) for e in d["evals"]], seconds=d["seconds"],
+                   eval_seconds=d.get("eval_seconds", 0.0), tokens=d["tokens"])
+
 
 def _batches(data):
     """An endless stream of batches: re-iterates ``data`` (or calls it, if it is a function
