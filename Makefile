@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # pytest workers: notebooks are distributed whole (--dist loadfile), never cell by cell
 JOBS   ?= 2
 
-# --- What a user passes in (make URL=... NB=... JOBS=... DEVICE=... DTYPE=...) ---------------------
+# --- What a user passes in (make URL=... NB=... JOBS=... DEVICE=... DTYPE=... ALT=...) -------------
 # Never pasted into a recipe's shell line, where quotes, backticks and $(...) in it would run as
 # commands, and never expanded by make, which would run a $(shell ...) in it: make exports a
 # command-line variable to every recipe's environment (expanding it) unless told not to, so each
@@ -15,7 +15,7 @@ JOBS   ?= 2
 # its own (ARG_URL, ...), which the shell reads as data ("$$ARG_URL"; an unquoted $$ARG_NB is split
 # into words, not run). tests/test_makefile_inputs.py tries the injections.
 # (unexported at the end of this file, after their defaults)
-USER_VARIABLES := URL NB JOBS DEVICE DTYPE READER_PYTHON TORCH
+USER_VARIABLES := URL NB JOBS DEVICE DTYPE READER_PYTHON TORCH ALT
 # $(call user_value,NAME): what the user typed for NAME, unexpanded; else the Makefile's default.
 user_value = $(if $(filter command line environment environment override,$(origin $1)),$(value $1),$($1))
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
@@ -37,18 +37,22 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
 NUMERICS := ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 \
             OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 PINNED   := env $(NUMERICS)
-# The second environment (`make test-alt`, run by .ci/run after `make test`): every kernel family
-# rounds differently from the pin, and the chapters must pass against the same stored outputs.
-# What it proves: the compared outputs are exact, and the run-dependent ones stay inside the
-# chapters' bands. On a CPU with AVX-512 it is the AVX-512 code paths of PyTorch, MKL and oneDNN
-# (what an unpinned reader's machine runs, and 0.8x the pinned time); elsewhere the portable
-# one: PyTorch's unvectorized kernels, MKL's SSE4.2 branch, oneDNN without AVX (2.2x slower).
+# The second environments (`make test-alt ALT=...`; .ci/run runs each one this CPU has after `make
+# test`): every kernel family rounds differently from the pin, and the chapters must pass against
+# the same stored outputs. What they prove: the compared outputs are exact, and the run-dependent
+# ones stay inside the chapters' bands.
+#   ALT=portable  PyTorch's unvectorized kernels, MKL's SSE4.2 branch, oneDNN without AVX: runs on
+#                 any x86-64 CPU (about 2.2x the pinned time). .ci/run runs it on every machine.
+#   ALT=avx512    the AVX-512 code paths of PyTorch, MKL and oneDNN: what an unpinned reader's
+#                 machine with AVX-512 runs (0.8x the pinned time). Only on a CPU with AVX-512;
+#                 .ci/run runs it there too.
+# Without ALT, `make test-alt` takes avx512 where the CPU has it, else portable.
 NUMERICS_ALT_AVX512   := ATEN_CPU_CAPABILITY=avx512 MKL_CBWR=AVX512 ONEDNN_MAX_CPU_ISA=AVX512_CORE \
                          OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 NUMERICS_ALT_PORTABLE := ATEN_CPU_CAPABILITY=default MKL_CBWR=SSE4_2 ONEDNN_MAX_CPU_ISA=SSE41 \
                          OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 HAS_AVX512 := $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo yes)
-NUMERICS_ALT := $(if $(HAS_AVX512),$(NUMERICS_ALT_AVX512),$(NUMERICS_ALT_PORTABLE))
+ALT ?= $(if $(HAS_AVX512),avx512,portable)
 
 .PHONY: setup test test-alt test-package test-reader lint book pdf pdf-figures execute sync twins lab bench clean
 
@@ -66,13 +70,24 @@ test: export ARG_JOBS := $(call user_value,JOBS)
 test: $(STAMP)
 	$(PINNED) $(BIN)/python -m pytest -n "$$ARG_JOBS" --dist loadfile $(NBVAL) --durations=10
 
-# The chapters again, against the same stored outputs, in the second numeric environment
-# (NUMERICS_ALT above): the compared outputs must be exact, the run-dependent ones within their
-# chapters' bands. .ci/run runs it after `make test`.
+# The chapters again, against the same stored outputs, in a second numeric environment (ALT
+# above: portable or avx512): the compared outputs must be exact, the run-dependent ones within
+# their chapters' bands. .ci/run runs it after `make test`.
+#   make test-alt                 avx512 where the CPU has it, else portable
+#   make test-alt ALT=portable    any x86-64 CPU
+#   make test-alt ALT=avx512      a CPU with AVX-512 (refused elsewhere: it would not be AVX-512)
+test-alt: export ARG_ALT := $(call user_value,ALT)
 test-alt: export ARG_JOBS := $(call user_value,JOBS)
 test-alt: $(STAMP)
-	@echo "second numeric environment: $(NUMERICS_ALT)"
-	env $(NUMERICS_ALT) $(BIN)/python -m pytest -n "$$ARG_JOBS" --dist loadfile $(NBVAL) chapters \
+	@case "$$ARG_ALT" in \
+	  portable) numerics="$(NUMERICS_ALT_PORTABLE)" ;; \
+	  avx512) test -n "$(HAS_AVX512)" || { echo "make test-alt: ALT=avx512 needs a CPU with" \
+	            "AVX-512 (avx512f in /proc/cpuinfo), and this one has none: use ALT=portable" >&2; exit 2; }; \
+	          numerics="$(NUMERICS_ALT_AVX512)" ;; \
+	  *) echo "make test-alt: ALT must be portable or avx512, not '$$ARG_ALT'" >&2; exit 2 ;; \
+	esac; \
+	echo "second numeric environment ($$ARG_ALT): $$numerics"; \
+	env $$numerics $(BIN)/python -m pytest -n "$$ARG_JOBS" --dist loadfile $(NBVAL) chapters \
 	  --durations=5
 
 # The package tests alone (seconds).

@@ -11,8 +11,8 @@ ALTERNATIVES = ("NUMERICS_ALT_AVX512", "NUMERICS_ALT_PORTABLE")
 
 def pinned_numerics(name: str = "NUMERICS") -> dict[str, str]:
     """{variable: value} of the Makefile's ``NUMERICS := A=a B=b ...`` (continued lines too);
-    a name of ALTERNATIVES: one of the second environments `make test-alt` checks the chapters
-    in (NUMERICS_ALT picks one by the CPU)."""
+    a name of ALTERNATIVES: one of the second environments `make test-alt ALT=avx512|portable`
+    checks the chapters in."""
     text = MAKEFILE.read_text()
     match = re.search(rf"^{name}\s*:=((?:.*\\\n)*.*)$", text, re.M)
     if not match:

@@ -1,4 +1,4 @@
-"""What a user types after `make` (URL=, NB=, JOBS=, DEVICE=, DTYPE=) is data, never a command:
+"""What a user types after `make` (URL=, NB=, JOBS=, DEVICE=, DTYPE=, ALT=) is data, never a command:
 each injection below would run `touch` if make expanded it or a shell read it as code. The
 Makefile runs in a temporary copy of the repository's top level, with a stand-in interpreter
 that records the arguments and environment it was given (and, for `set-repository`, runs
@@ -59,7 +59,8 @@ def copy(tmp_path):
     bin_.mkdir(parents=True)
     script = STAND_IN.format(python=sys.executable, log=str(log), code=str(REPO / "code"),
                              book=str(book),
-                             names=("URL", "NB", "JOBS", "DEVICE", "DTYPE", "READER_PYTHON", "TORCH"))
+                             names=("URL", "NB", "JOBS", "DEVICE", "DTYPE", "READER_PYTHON", "TORCH", "ALT",
+                                    "ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA"))
     for name in ("python", "jupytext", "jupyter", "jupyter-book"):
         (bin_ / name).write_text(script)
         (bin_ / name).chmod(0o755)
@@ -172,3 +173,37 @@ def test_the_readers_run_refuses_a_torch_that_is_not_a_version(tmp_path):
                              env={**os.environ, name: value, "ARG_READER_PYTHON": sys.executable}, timeout=60)
         nothing_ran(tmp_path)
         assert run.returncode == 2 and "must be" in run.stderr, run.stderr
+
+
+# make test-alt ALT=portable|avx512: the second numeric environment asked for, or refused
+ENVIRONMENTS = {"portable": ("default", "SSE4_2", "SSE41"), "avx512": ("avx512", "AVX512", "AVX512_CORE")}
+
+
+@pytest.mark.parametrize(("alt", "cpu_has_avx512", "chosen"), [
+    (None, True, "avx512"), (None, False, "portable"),
+    ("portable", True, "portable"), ("portable", False, "portable"), ("avx512", True, "avx512"),
+])
+def test_test_alt_runs_the_environment_asked_for(copy, alt, cpu_has_avx512, chosen):
+    top, _, log = copy
+    args = ["test-alt", f"HAS_AVX512={'yes' if cpu_has_avx512 else ''}"]
+    run = make(top, *args, *([f"ALT={alt}"] if alt else []))
+    assert run.returncode == 0, run.stderr
+    assert f"second numeric environment ({chosen}): " in run.stdout
+    (call,) = calls(log)
+    env = call["env"]
+    assert (env["ATEN_CPU_CAPABILITY"], env["MKL_CBWR"], env["ONEDNN_MAX_CPU_ISA"]) == ENVIRONMENTS[chosen]
+    assert call["argv"][:4] == ["-m", "pytest", "-n", "2"] and {"--nbval", "chapters"} <= set(call["argv"])
+
+
+@pytest.mark.parametrize(("alt", "message"), [
+    ("avx512", "ALT=avx512 needs a CPU with AVX-512"),
+    ("pinned", "ALT must be portable or avx512, not 'pinned'"),
+    ("", "ALT must be portable or avx512, not ''"),
+    *((value, f"ALT must be portable or avx512, not '{value}'") for value in INJECTIONS),
+])
+def test_test_alt_refuses_what_it_cannot_run(copy, tmp_path, alt, message):
+    top, _, log = copy
+    run = make(top, "test-alt", "HAS_AVX512=", f"ALT={alt}")
+    nothing_ran(tmp_path)
+    assert run.returncode != 0 and message in run.stderr, (run.stdout, run.stderr)
+    assert calls(log) == []
