@@ -440,3 +440,35 @@ def test_compare_variants_trains_pairs_of_seeds_and_summarizes(monkeypatch):
         assert r.kv_cache_bytes == 2 * 1 * g * 16 * 4 * 4
     table = variants.summarize(results)
     assert "rope + gqa" in table and "±" in table and "2 KiB" in table and "512 B" in table
+
+
+def test_variant_results_round_trip_and_the_runs_are_written_and_read(monkeypatch, tmp_path):
+    """train_runs writes results.json; load_results reads it back (from a folder, as written;
+    the shipped one checked against the manifest); to_dict / from_dict are inverse."""
+    import minformer.variants as variants
+
+    monkeypatch.setattr(variants, "MODEL", {**variants.MODEL, "d_model": 16, "d_ff": 32,
+                                            "n_layers": 1})
+    monkeypatch.setattr(variants, "VARIANTS", {"sinusoidal": {}, "gqa": dict(n_kv_heads=2)})
+    real = variants.compare_variants
+    monkeypatch.setattr(variants, "compare_variants",
+                        lambda seeds, steps: real(seeds=seeds, steps=steps, batch=4, length=16,
+                                                  valid_windows=5))
+    table = variants.train_runs(tmp_path, seeds=[3], threads=None, steps=2)
+    assert "gqa" in table and "total" in table
+    results, log = variants.load_results(tmp_path)
+    assert [(r.seed, r.name) for r in results] == [(3, "sinusoidal"), (3, "gqa")]
+    assert log["seeds"] == [3] and log["steps"] == 2 and log["command"] == variants.REPRODUCE
+    for r in results:
+        assert variants.VariantResult.from_dict(r.to_dict()) == r
+        assert r.config.d_model == 16
+    with pytest.raises(ValueError, match=r"a variant result has the fields .*got \{'name'\}"):
+        variants.VariantResult.from_dict({"name": "x"})
+
+
+def test_the_shipped_comparison_loads():
+    from minformer.variants import SEEDS, VARIANTS, load_results
+
+    results, log = load_results()
+    assert log["seeds"] == list(SEEDS) and log["steps"] == 200
+    assert sorted((r.seed, r.name) for r in results) == sorted((s, n) for s in SEEDS for n in VARIANTS)

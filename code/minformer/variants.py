@@ -20,28 +20,39 @@ variant): validation loss (nats per byte), training tokens per second, and the b
 cache after ``context`` tokens; :func:`summarize` gives the mean and spread over seeds, and each
 variant's paired difference from the first variant.
 
+The chapter trains seed 0's four variants live and reads the whole comparison, seeds 0, 1 and
+2, from ``data/checkpoints/variants/results.json`` (checked against ``data/manifest.json``),
+written by the command that reproduces it (:func:`train_runs`, :func:`load_results`):
+
     python -m minformer.variants            # the chapter's comparison: 3 seeds, 70-80 s
                                             # of one CPU thread
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from . import validate
-from .data import load_translation_pairs
+from .data import cpu_name, load_translation_pairs, read_shipped, retrain_command
 from .objectives import shift_for_next_token
 from .train import sequence_loss, train
 from .transformer import DecoderOnly, TransformerConfig, count_parameters
-from .utils import evaluating, seed_everything
+from .utils import data_dir, evaluating, seed_everything
 from .validate import positive_int
 
+FOLDER = "checkpoints/variants"  # under data/
+REPRODUCE = "python -m minformer.variants"
+SEEDS = (0, 1, 2)  # the shipped comparison's seeds (the chapter trains seed 0 itself)
 PAD, BOS, EOS = 0, 1, 2  # bytes that never occur in the text
 VOCAB = 256  # one id per byte value
 
@@ -103,6 +114,19 @@ class VariantResult:
     steps: int
     seconds: float
     config: TransformerConfig
+
+    def to_dict(self) -> dict:
+        """Every field as JSON-ready values (the config as its fields)."""
+        return {**dataclasses.asdict(self), "config": dataclasses.asdict(self.config)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> VariantResult:
+        """The result that :meth:`to_dict` wrote; a missing or unknown field is named."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(d, dict) or set(d) != names:
+            got = set(d) if isinstance(d, dict) else type(d).__name__
+            raise ValueError(f"a variant result has the fields {sorted(names)}; got {got}")
+        return cls(**{**d, "config": TransformerConfig(**d["config"])})
 
 
 @torch.no_grad()
@@ -227,9 +251,45 @@ def summarize(results: list[VariantResult]) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":
-    torch.set_num_threads(1)
+def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
+               steps: int = 200) -> str:
+    """Run the chapter's comparison (:func:`compare_variants`) and write ``out``/results.json
+    (default data/checkpoints/variants): every result, the seeds, steps, torch's version, the
+    threads and the machine. Returns the summary table and the time it took."""
+    if threads is not None:
+        torch.set_num_threads(positive_int(threads, "threads"))
+    seeds = [validate.integer(s, "seed", minimum=0) for s in seeds]
+    out = Path(out) if out is not None else data_dir() / FOLDER
     start, cpu = time.perf_counter(), time.process_time()
-    print(summarize(compare_variants()))
-    print(f"total {time.perf_counter() - start:.0f} s of wall clock, "
-          f"{time.process_time() - cpu:.0f} s of CPU, {torch.get_num_threads()} thread(s)")
+    results = compare_variants(seeds=seeds, steps=positive_int(steps, "steps"))
+    log = {"command": REPRODUCE, "seeds": seeds, "steps": steps, "torch": torch.__version__,
+           "threads": torch.get_num_threads(), "machine": cpu_name(),
+           "results": [r.to_dict() for r in results]}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
+    return (f"{summarize(results)}\ntotal {time.perf_counter() - start:.0f} s of wall clock, "
+            f"{time.process_time() - cpu:.0f} s of CPU, {torch.get_num_threads()} thread(s)")
+
+
+def load_results(folder=None) -> tuple[list[VariantResult], dict]:
+    """The shipped comparison (results.json, checked against data/manifest.json, or read from
+    ``folder``): its :class:`VariantResult` list, in training order, and the rest of the file
+    (seeds, steps, torch, threads, machine)."""
+    log = json.loads(read_shipped(FOLDER, "results.json", folder, "train_runs"))
+    results = [VariantResult.from_dict(d) for d in log.pop("results")]
+    return results, log
+
+
+def main(argv=None) -> int:
+    """``python -m minformer.variants [--out DIR] [--seeds S ...] [--threads N]``: rerun chapter
+    14's comparison of positions and key/value heads (:func:`minformer.data.retrain_command`)."""
+    return retrain_command(
+        argv, FOLDER, REPRODUCE,
+        "Rerun chapter 14's comparison of sinusoidal positions, RoPE and GQA (4 variants, seeds 0, "
+        "1 and 2, 200 steps each) into data/checkpoints/variants. 70-80 s on one thread.",
+        lambda args: train_runs(args.out, args.seeds, args.threads),
+        lambda parser: parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS)))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
