@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from minformer.rnn import AdditiveAttention, Seq2SeqGRU, sequence_loss
+from minformer.rnn import AdditiveAttention, GRUDecoderState, Seq2SeqGRU, sequence_loss
 
 PAD, BOS, EOS = 0, 1, 2
 
@@ -299,6 +299,67 @@ def test_decode_interface_bad_input():
         m.decode(tgt, memory, m.source_mask(src)[:, None, None, :])
     with pytest.raises(ValueError, match=r"tgt ids must lie in \[0, 12\)"):
         m.decode(torch.full((2, 3), 12), memory)
+
+
+@pytest.mark.parametrize("attention", [True, False])
+def test_the_decoder_state_continues_where_the_prefix_left_off(attention):
+    """decode with a cache (GRUDecoderState), fed one token at a time, gives the logits that
+    re-reading the whole prefix gives, to rounding; reorder follows the rows."""
+    torch.manual_seed(0)
+    m = Seq2SeqGRU(10, 12, d_emb=8, d_hidden=12, n_layers=2, attention=attention).eval()
+    src = padded_batch([4, 2, 3], t_src=4)
+    tgt = torch.randint(1, 12, (3, 5))
+    memory = m.encode(src)
+    whole = m.decode(tgt, memory)  # (3, 5, 12)
+    cache = m.new_cache()
+    assert isinstance(cache, GRUDecoderState) and cache.length == 0 and cache.nbytes == 0
+    steps = [m.decode(tgt[:, i:i + 1], memory, cache=cache) for i in range(5)]
+    torch.testing.assert_close(torch.cat(steps, dim=1), whole, rtol=1e-5, atol=1e-6)
+    assert cache.length == 5 and cache.s.shape == (2, 3, 12)
+    assert cache.nbytes == 4 * (2 * 3 * 12 + (3 * 4 * m.attn.W_k.out_features if attention else 0))
+    # two tokens at once continue the same way as one at a time
+    cache2 = m.new_cache()
+    torch.testing.assert_close(torch.cat([m.decode(tgt[:, :2], memory, cache=cache2),
+                                          m.decode(tgt[:, 2:], memory, cache=cache2)], dim=1),
+                               whole, rtol=1e-5, atol=1e-6)
+    # rows reordered (beam search): row i continues the state of row index[i]
+    index = torch.tensor([2, 2, 0])
+    cache3 = m.new_cache()
+    m.decode(tgt[:, :3], memory, cache=cache3)
+    cache3.reorder(index)
+    H, s0, mask = memory
+    moved = (H[index], s0[:, index], mask[index])
+    torch.testing.assert_close(m.decode(tgt[index, 3:], moved, cache=cache3),
+                               whole[index, 3:], rtol=1e-5, atol=1e-6)
+
+
+def test_searches_give_the_same_tokens_with_and_without_the_decoder_state():
+    from minformer.decode import beam_search, greedy_search
+
+    torch.manual_seed(0)
+    for attention in (True, False):
+        m = Seq2SeqGRU(50, 60, d_emb=16, d_hidden=32, n_layers=2, attention=attention, pad_id=0).eval()
+        src = torch.randint(3, 50, (7, 9))
+        src[2, 5:] = 0
+        src[4, 3:] = 0
+        assert torch.equal(greedy_search(m, src, 15, 1, 2, use_cache=True),
+                           greedy_search(m, src, 15, 1, 2, use_cache=False))
+        assert torch.equal(beam_search(m, src, 4, 15, 1, 2, length_penalty=0.6, use_cache=True),
+                           beam_search(m, src, 4, 15, 1, 2, length_penalty=0.6, use_cache=False))
+
+
+def test_the_decoder_state_refuses_what_does_not_fit():
+    m = Seq2SeqGRU(10, 12, d_emb=8, d_hidden=12)
+    memory = m.encode(padded_batch([4, 2], t_src=4))
+    with pytest.raises(TypeError, match="cache must be a GRUDecoderState .*got dict"):
+        m.decode(torch.ones(2, 1, dtype=torch.long), memory, cache={})
+    cache = m.new_cache()
+    m.decode(torch.ones(2, 1, dtype=torch.long), memory, cache=cache)
+    with pytest.raises(ValueError, match="the cache holds 2 sequences but tgt has 3; reorder it"):
+        m.decode(torch.ones(3, 1, dtype=torch.long), m.encode(padded_batch([4, 2, 1], t_src=4)),
+                 cache=cache)
+    with pytest.raises(TypeError, match=r"index must be a \(batch,\) tensor of row numbers"):
+        cache.reorder(torch.tensor([0.0, 1.0]))
 
 
 # ---------------------------------------------------------------------------- GRULanguageModel

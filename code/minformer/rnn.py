@@ -107,6 +107,37 @@ class AdditiveAttention(nn.Module):
         return context, weights
 
 
+class GRUDecoderState:
+    """What :class:`Seq2SeqGRU`'s decoder carries from one search step to the next: the recurrent
+    counterpart of the Transformer's KV cache (``model.new_cache()``; :mod:`minformer.decode`'s
+    searches use it). A GRU needs no keys or values of past tokens: its state s (n_layers, batch,
+    d_hidden) after the tokens fed so far is all that the next step reads, plus the projected
+    source keys (batch, t_src, d_attn), computed once. With it a search feeds one new token per
+    step, O(t) decoder steps for t tokens, instead of re-reading the prefix, O(t²).
+
+    ``length`` is the number of tokens fed so far; ``reorder(index)`` keeps batch rows ``index``
+    in that order (beam search)."""
+
+    def __init__(self):
+        self.s = None  # (n_layers, batch, d_hidden) once the first token is fed
+        self.keys_proj = None  # (batch, t_src, d_attn), with attention
+        self.length = 0
+
+    def reorder(self, index):
+        """index: (batch',) long, the rows to keep, in order."""
+        if not isinstance(index, torch.Tensor) or index.ndim != 1 or index.is_floating_point():
+            raise TypeError("index must be a (batch,) tensor of row numbers")
+        if self.s is not None:
+            self.s = self.s.index_select(1, index)  # (n_layers, batch', d_hidden)
+        if self.keys_proj is not None:
+            self.keys_proj = self.keys_proj.index_select(0, index)  # (batch', t_src, d_attn)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: the state and the projected keys. It does not grow with the output."""
+        return sum(x.numel() * x.element_size() for x in (self.s, self.keys_proj) if x is not None)
+
+
 class Seq2SeqGRU(nn.Module):
     """GRU encoder-decoder, with additive attention (Bahdanau et al. 2014) or without (Cho et al.).
 
@@ -121,8 +152,11 @@ class Seq2SeqGRU(nn.Module):
     Same interface as :class:`minformer.transformer.Transformer`, so one greedy or beam search
     (:mod:`minformer.decode`) serves both: ``src_mask = source_mask(src)``, ``memory =
     encode(src, src_mask)`` (here the tuple (H, s_0, mask)), ``decode(tgt, memory, src_mask)`` →
-    (batch, t, tgt_vocab) logits for the whole target prefix.
+    (batch, t, tgt_vocab) logits for the whole target prefix; with ``cache=model.new_cache()``
+    (a :class:`GRUDecoderState`) tgt holds only the new tokens, as the Transformer's KV cache.
     """
+
+    supports_cache = True  # decode(..., cache=) works: minformer.decode uses it
 
     def __init__(
         self,
@@ -290,17 +324,25 @@ class Seq2SeqGRU(nn.Module):
         memory = self.encode(src, src_mask)
         return self._decode(tgt_in, memory, return_attention)
 
-    def decode(self, tgt, memory, src_mask=None, return_attention: bool = False):
-        """The decoder alone, on a whole target prefix: the interface of
-        :class:`minformer.transformer.Transformer`, so that :mod:`minformer.decode`'s searches
-        serve both models.
+    def new_cache(self) -> GRUDecoderState:
+        """An empty decoder state for :meth:`decode`'s ``cache``: pass it to every step."""
+        return GRUDecoderState()
+
+    def decode(self, tgt, memory, src_mask=None, return_attention: bool = False, cache=None):
+        """The decoder alone: the interface of :class:`minformer.transformer.Transformer`, so
+        that :mod:`minformer.decode`'s searches serve both models.
 
         tgt: (batch, t) ids, [bos, y_1, …]; memory: what :meth:`encode` returned, (H, s_0, mask);
         src_mask: the bool (batch, t_src) mask of :meth:`source_mask`, or None for memory's own.
-        Returns logits (batch, t, tgt_vocab) for every prefix position (and the attention weights
-        with return_attention=True). Recomputing the prefix costs O(t²) steps in a search; it is
-        what the Transformer does too, and the book's sentences are short.
+        Returns logits (batch, t, tgt_vocab) for every position of tgt (and the attention
+        weights with return_attention=True). Without a cache tgt is the whole prefix, and a
+        search that calls this at every step re-reads it: O(t²) decoder steps. With ``cache``
+        (:meth:`new_cache`) tgt holds only the tokens after those fed before, the decoder
+        continues from the state the cache keeps, and a search costs O(t) steps.
         """
+        if cache is not None and not isinstance(cache, GRUDecoderState):
+            raise TypeError(f"cache must be a GRUDecoderState (model.new_cache()); got "
+                            f"{type(cache).__name__}")
         self._ids(tgt, "tgt", self.tgt_vocab)
         if not (isinstance(memory, tuple) and len(memory) == 3):
             raise ValueError(f"memory must be the (H, s0, mask) that encode returned; got "
@@ -315,23 +357,36 @@ class Seq2SeqGRU(nn.Module):
                                  f"source_mask; got {getattr(src_mask, 'dtype', type(src_mask).__name__)} "
                                  f"{tuple(getattr(src_mask, 'shape', ()))}")
             memory = (H, s, src_mask)
-        return self._decode(tgt, memory, return_attention)
+        if cache is not None and cache.s is not None and cache.s.shape[1] != tgt.shape[0]:
+            raise ValueError(f"the cache holds {cache.s.shape[1]} sequences but tgt has "
+                             f"{tgt.shape[0]}; reorder it with cache.reorder(index)")
+        return self._decode(tgt, memory, return_attention, cache)
 
-    def _decode(self, tgt_in, memory, return_attention: bool = False):
+    def _decode(self, tgt_in, memory, return_attention: bool = False, cache=None):
         """decode without the checks (forward and decode share it)."""
         H, s, mask = memory
+        if cache is not None:
+            if cache.s is None:  # the first tokens: start from s_0, project the keys once
+                cache.s = s
+                cache.keys_proj = self.attn.project_keys(H) if self.attention else None
+            s = cache.s
+            cache.length += tgt_in.shape[1]
         E = self.drop(self.tgt_emb(tgt_in))  # (batch, t_tgt, d_emb)
         if not self.attention:
-            S, _ = self.decoder(E, s)  # (batch, t_tgt, d_h): no loop needed without attention
+            S, s = self.decoder(E, s)  # (batch, t_tgt, d_h): no loop needed without attention
+            if cache is not None:
+                cache.s = s
             logits = self._logits(S, E)
             return (logits, None) if return_attention else logits
-        keys_proj = self.attn.project_keys(H)  # (batch, t_src, d_attn), once per sentence
+        keys_proj = cache.keys_proj if cache is not None else self.attn.project_keys(H)  # (b, t_src, d_attn)
         states, contexts, weights = [], [], []
         for i in range(tgt_in.shape[1]):
             o, s, c, a = self._step(E[:, i], s, H, keys_proj, mask)
             states.append(o)
             contexts.append(c)
             weights.append(a)
+        if cache is not None:
+            cache.s = s  # (n_layers, batch, d_h) after the last token fed
         S = torch.stack(states, dim=1)  # (batch, t_tgt, d_h)
         C = torch.stack(contexts, dim=1)  # (batch, t_tgt, 2·d_h)
         logits = self._logits(S, E, C)  # (batch, t_tgt, tgt_vocab), all steps in one matmul
