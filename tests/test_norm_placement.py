@@ -26,14 +26,15 @@ def test_training_is_seeded_and_its_first_steps_do_not_depend_on_the_total():
 
 
 def test_the_shipped_runs_load_and_sort():
-    for lr in npl.LRS:
-        for norm_first in (False, True):
-            model, losses = npl.load_run(norm_first, lr, 1)
-            assert not model.training and len(losses) == npl.STEPS
+    for seed in npl.SEEDS:
+        for lr in npl.LRS:
+            for norm_first in (False, True):
+                model, losses = npl.load_run(norm_first, lr, seed)
+                assert not model.training and len(losses) == npl.STEPS
     # what the chapter says of every seed: at 3e-3 both placements learn to sort
     assert npl.test_accuracy(npl.load_run(True, 3e-3, 2)[0]) > 0.8
-    with pytest.raises(ValueError, match="seed 0 is not shipped"):
-        npl.load_run(True, 3e-3, 0)
+    with pytest.raises(ValueError, match=r"seed 3 is not shipped; the shipped seeds are \[0, 1, 2\]"):
+        npl.load_run(True, 3e-3, 3)
     with pytest.raises(ValueError, match="lr must be one of"):
         npl.run_name(True, 1e-4, 1)
     with pytest.raises(TypeError, match="norm_first must be True or False"):
