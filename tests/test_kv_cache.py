@@ -256,10 +256,16 @@ def test_generate_past_max_len_slides_the_window_with_or_without_the_cache():
                                         use_cache=False))
 
 
+class UncachedGRU(Seq2SeqGRU):
+    """A model that declares no cache (Seq2SeqGRU itself keeps its decoder state)."""
+
+    supports_cache = False
+
+
 @pytest.mark.parametrize("attention", [True, False])
 def test_a_model_without_a_cache_takes_the_reference_path(attention):
     torch.manual_seed(0)
-    gru = Seq2SeqGRU(V, V, d_emb=8, d_hidden=16, attention=attention)
+    gru = UncachedGRU(V, V, d_emb=8, d_hidden=16, attention=attention)
     src = sources(0)
     assert not getattr(gru, "supports_cache", False)
     assert torch.equal(greedy_search(gru, src, 9, BOS, EOS),

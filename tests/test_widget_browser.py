@@ -260,7 +260,9 @@ LONG_SENTENCE = r"""(async () => {
 
 def test_the_explorer_adds_a_long_sentence_without_freezing_the_page(server):
     """With the theme's FontAwesome watching the page, as in the book: it reacted to each of the
-    11,000 cells added one by one, and froze the page for 11.7 s."""
+    11,000 cells added one by one, and froze the page for 11.7 s. The bound is a timing on a
+    shared machine, so it only has to tell that freeze apart: the longest task took 323 ms under
+    make test's two workers on an AVX2-only AMD EPYC, the slowest machine CI meets."""
     browser = Browser()
     try:
         browser.goto(server.replace("index.html", "theme.html"), settle=1.0)
@@ -268,5 +270,5 @@ def test_the_explorer_adds_a_long_sentence_without_freezing_the_page(server):
     finally:
         browser.close()
     assert got["cells"] == 11000 and got["fontawesome"] == "object", got
-    assert max(got["tasks"], default=0) < 200, got
+    assert max(got["tasks"], default=0) < 1500, got
     assert browser.errors == []
