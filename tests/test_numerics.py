@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from numerics import ALTERNATIVES, MAKEFILE, mismatches, pinned_numerics
 
 
@@ -91,23 +92,48 @@ def test_the_second_environments_take_effect():
         assert _capability("NUMERICS_ALT_AVX512") == ["AVX512", "1"]
 
 
+def _environment(name, extra=()):
+    """os.environ without any numeric setting, then ``name``'s (None: the pin with MKL_CBWR
+    changed, a third setting) and ``extra``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in pinned_numerics() and k != "MINFORMER_READER_RUN"}
+    env.update(extra)
+    env.update(pinned_numerics(name) if name else {**pinned_numerics(), "MKL_CBWR": "COMPATIBLE"})
+    return env
+
+
 def test_nbval_refuses_a_third_environment():
-    """chapters/conftest.py compares stored outputs only under the pin or a NUMERICS_ALT_*."""
+    """chapters/conftest.py compares stored outputs only under the pin or a NUMERICS_ALT_*: two
+    real nbval runs (the pin collects, a third setting stops with status 4) show the hook is
+    wired in; the hook itself decides every case below."""
     repo = MAKEFILE.parent
-    reader = {"MINFORMER_READER_RUN": "1"}
-    for name, extra, expect in (("NUMERICS", {}, 0), *((alt, {}, 0) for alt in ALTERNATIVES),
-                                (None, {}, 4), (None, reader, 0)):
-        # the third setting is refused unless it is the reader's run (make test-reader), which
-        # leaves the numeric environment unpinned on purpose
-        env = {k: v for k, v in os.environ.items()
-               if k not in pinned_numerics() and k != "MINFORMER_READER_RUN"}
-        env.update(extra)
-        if name:
-            env.update(pinned_numerics(name))
-        else:
-            env.update({**pinned_numerics(), "MKL_CBWR": "COMPATIBLE"})
+    for name, expect in (("NUMERICS", 0), (None, 4)):
         got = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval", "--nbval-current-env",
                               "--collect-only", "-p", "no:cacheprovider",
                               "chapters/01_dot_product_attention.ipynb"],
-                             cwd=repo, env=env, capture_output=True, text=True)
+                             cwd=repo, env=_environment(name), capture_output=True, text=True)
         assert got.returncode == expect, (name, got.stdout[-500:], got.stderr[-500:])
+
+
+def test_the_chapters_hook_accepts_the_pin_the_alternatives_and_the_readers_run(monkeypatch):
+    import importlib.util
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location("chapters_conftest",
+                                                  MAKEFILE.parent / "chapters" / "conftest.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    config = SimpleNamespace(option=SimpleNamespace(nbval=True, nbval_lax=False))
+    reader = {"MINFORMER_READER_RUN": "1"}
+    # the third setting is refused unless it is the reader's run (make test-reader), which
+    # leaves the numeric environment unpinned on purpose
+    for name, extra, refused in (("NUMERICS", {}, False), *((alt, {}, False) for alt in ALTERNATIVES),
+                                 (None, {}, True), (None, reader, False)):
+        monkeypatch.setattr(os, "environ", _environment(name, extra))
+        if refused:
+            with pytest.raises(pytest.exit.Exception, match="MKL_CBWR=COMPATIBLE"):
+                hook.pytest_configure(config)
+        else:
+            hook.pytest_configure(config)
+    monkeypatch.setattr(os, "environ", _environment(None))
+    hook.pytest_configure(SimpleNamespace(option=SimpleNamespace(nbval=False, nbval_lax=False)))
