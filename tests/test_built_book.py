@@ -177,7 +177,9 @@ def test_the_explorers_weight_numbers_are_legible_in_the_book(book, theme):
 
 def test_the_translators_explorer_adds_a_long_sentence_without_freezing_the_book(book):
     """The 500-word paste froze the page for about 16 s: the theme's FontAwesome reacted to each
-    of about 11,000 heatmap cells added one by one."""
+    of about 11,000 heatmap cells added one by one. The bound only has to tell that freeze apart:
+    on an AVX2-only AMD EPYC, the slowest machine CI meets, the longest task took 230 ms with the
+    machine otherwise idle (the bound was 200 ms)."""
     base, _ = book
     browser = Browser()
     try:
@@ -186,5 +188,5 @@ def test_the_translators_explorer_adds_a_long_sentence_without_freezing_the_book
     finally:
         browser.close()
     assert got["cells"] == 11000 and got["fontawesome"] == "object", got
-    assert max(got["tasks"], default=0) < 200, got
+    assert max(got["tasks"], default=0) < 1500, got
     assert faults(browser) == []
