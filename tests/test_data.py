@@ -392,6 +392,15 @@ def test_retrain_command_trains_records_and_reports(tmp_path, monkeypatch, capsy
     def refuse(args):
         raise ValueError("threads must be a positive integer, not 0")
 
+    # seeds: a --seeds option with the shipped seeds as its default
+    assert data.retrain_command(["--out", str(tmp_path / "s")], "checkpoints/run", "python -m run",
+                                "Retrain it.", train, seeds=(0, 1)) == 0
+    assert seen[-1].seeds == [0, 1] and not hasattr(seen[-2], "seeds")
+    assert data.retrain_command(["--out", str(tmp_path / "s"), "--seeds", "4", "5"], "checkpoints/run",
+                                "python -m run", "Retrain it.", train, seeds=(0, 1)) == 0
+    assert seen[-1].seeds == [4, 5]
+    capsys.readouterr()
+
     with pytest.raises(SystemExit) as exit_:
         data.retrain_command(["--threads", "0"], "checkpoints/run", "python -m run", "Retrain it.",
                              refuse)

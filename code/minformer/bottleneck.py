@@ -194,8 +194,7 @@ def main(argv=None) -> int:
         argv, FOLDER, REPRODUCE,
         "Retrain chapter 9's shipped encoder-decoders (with and without attention, seeds 0 and 1) "
         "into data/checkpoints/bottleneck. About two minutes on one thread.",
-        lambda args: train_runs(args.out, args.seeds, args.threads),
-        lambda parser: parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS)))
+        lambda args: train_runs(args.out, args.seeds, args.threads), seeds=SEEDS)
 
 
 if __name__ == "__main__":

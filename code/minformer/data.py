@@ -171,10 +171,12 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def retrain_command(argv, folder: str, command: str, description: str, train, options=None) -> int:
+def retrain_command(argv, folder: str, command: str, description: str, train, options=None,
+                    seeds=None) -> int:
     """The command line that retrains a shipped run (``python -m minformer.gru_lm`` and the like):
     ``--out DIR`` (default data/<folder>, then recorded with :func:`record_shipped`), ``--threads
-    N`` (default 1), and what ``options(parser)`` adds. ``train(args)`` trains; a ValueError from
+    N`` (default 1), with ``seeds`` (the shipped seeds) ``--seeds S ...`` (default those), and
+    what ``options(parser)`` adds. ``train(args)`` trains; a ValueError from
     it is a usage error (status 2, its message named), and the line it returns, if any, is printed
     last. A closed standard output or Ctrl-C ends it as :func:`minformer.utils.run_command` says."""
 
@@ -183,6 +185,9 @@ def retrain_command(argv, folder: str, command: str, description: str, train, op
         parser.add_argument("--out", type=Path, help=f"output folder (default: data/{folder})")
         parser.add_argument("--threads", type=int, default=1,
                             help="CPU threads for torch (default 1)")
+        if seeds is not None:
+            parser.add_argument("--seeds", type=int, nargs="+", default=list(seeds),
+                                help=f"the seeds to train (default: {' '.join(map(str, seeds))})")
         if options is not None:
             options(parser)
         args = parser.parse_args(argv)

@@ -162,8 +162,7 @@ def main(argv=None) -> int:
         argv, FOLDER, REPRODUCE,
         "Retrain chapter 7's shipped sorters (post- and pre-norm at two learning rates, seeds 0, 1 "
         "and 2) into data/checkpoints/norm-placement. About a minute on one thread.",
-        lambda args: train_runs(args.out, args.seeds, args.threads),
-        lambda parser: parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS)))
+        lambda args: train_runs(args.out, args.seeds, args.threads), seeds=SEEDS)
 
 
 if __name__ == "__main__":

@@ -284,7 +284,6 @@ def main(argv=None) -> int:
     """``python -m minformer.race [--out DIR] [--seeds S ...] [--threads N] [--device D] [--ratio
     R] [--slow-lr-only]``: retrain chapter 13's race (:func:`minformer.data.retrain_command`)."""
     def options(parser):
-        parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
         parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
         parser.add_argument("--ratio", type=float, help="the step-time ratio to use instead of "
                                                         "measuring it (GRU / Transformer)")
@@ -304,7 +303,8 @@ def main(argv=None) -> int:
     return retrain_command(
         argv, RACE, REPRODUCE,
         "Retrain chapter 13's race (the Transformer and the GRU, two seeds each, at equal "
-        "compute) into data/checkpoints/race. About 30 minutes on one thread.", train, options)
+        "compute) into data/checkpoints/race. About 30 minutes on one thread.", train, options,
+        seeds=SEEDS)
 
 
 if __name__ == "__main__":

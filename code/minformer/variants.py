@@ -287,8 +287,7 @@ def main(argv=None) -> int:
         argv, FOLDER, REPRODUCE,
         "Rerun chapter 14's comparison of sinusoidal positions, RoPE and GQA (4 variants, seeds 0, "
         "1 and 2, 200 steps each) into data/checkpoints/variants. 70-80 s on one thread.",
-        lambda args: train_runs(args.out, args.seeds, args.threads),
-        lambda parser: parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS)))
+        lambda args: train_runs(args.out, args.seeds, args.threads), seeds=SEEDS)
 
 
 if __name__ == "__main__":
