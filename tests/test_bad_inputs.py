@@ -1100,6 +1100,11 @@ def test_validate_policy():
     assert validate.array(torch.ones(2), "x").dtype == np.float32
     with pytest.raises(TypeError, match="x must be a NumPy array; got list"):
         validate.array([1, 2], "x")
+    rows = torch.tensor([2, 0])
+    assert validate.row_index(rows) is rows
+    for bad in (torch.tensor([0.0, 1.0]), torch.zeros(2, 2, dtype=torch.long), [0, 1]):
+        with pytest.raises(TypeError, match=r"rows must be a \(batch,\) tensor of row numbers"):
+            validate.row_index(bad, "rows")
 
 
 def test_the_warning_points_at_the_callers_line(fresh_warning):

@@ -23,7 +23,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 # sequence_loss moved to minformer.train (one loss for every model); importable here as before
 from .train import sequence_loss  # noqa: F401
 from .utils import evaluating
-from .validate import integer, number, positive_int
+from .validate import integer, number, positive_int, row_index
 
 
 class AdditiveAttention(nn.Module):
@@ -125,8 +125,7 @@ class GRUDecoderState:
 
     def reorder(self, index):
         """index: (batch',) long, the rows to keep, in order."""
-        if not isinstance(index, torch.Tensor) or index.ndim != 1 or index.is_floating_point():
-            raise TypeError("index must be a (batch,) tensor of row numbers")
+        row_index(index)
         if self.s is not None:
             self.s = self.s.index_select(1, index)  # (n_layers, batch', d_hidden)
         if self.keys_proj is not None:

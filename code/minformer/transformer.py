@@ -37,7 +37,7 @@ from .blocks import Decoder, Encoder, LayerCache
 from .masks import causal_mask, padding_mask
 from .multihead import check_kv_heads, check_rope
 from .positional import LearnedPositions, SinusoidalPositions, _check_input
-from .validate import integer, number, positive_int
+from .validate import integer, number, positive_int, row_index
 
 
 def _positive_int(config, name):
@@ -241,8 +241,7 @@ class KVCache:
 
     def reorder(self, index):
         """index: (batch',) long, the rows to keep, in order."""
-        if not isinstance(index, torch.Tensor) or index.ndim != 1 or index.is_floating_point():
-            raise TypeError("index must be a (batch,) tensor of row numbers")
+        row_index(index)
         for layer in self.layers:
             layer.reorder(index)
         if self.keep is not None:

@@ -115,6 +115,13 @@ def bool_tensor(x, name: str) -> torch.Tensor:
     return x
 
 
+def row_index(x, name: str = "index") -> torch.Tensor:
+    """A (batch,) tensor of row numbers (a cache's reorder in beam search)."""
+    if not isinstance(x, torch.Tensor) or x.ndim != 1 or x.is_floating_point():
+        raise TypeError(f"{name} must be a (batch,) tensor of row numbers")
+    return x
+
+
 def array(x, name: str, *, ndim=None) -> np.ndarray:
     """``x`` must be a NumPy array (or a tensor, converted); ``ndim`` as for :func:`tensor`."""
     if isinstance(x, torch.Tensor):
