@@ -39,11 +39,23 @@ from minformer.translator import Translator
 STEPS_PER_REP = 4  # training steps timed together in one repetition
 
 
+_MIXES = {}  # the encoded mix, by the merges and specials of the tokenizer that encoded it
+
+
+def encoded_mix(tokenizer) -> list:
+    """The recipe's training mix encoded by ``tokenizer`` (seconds of BPE: kept for the next
+    call with the same tokenizer, even a freshly loaded copy)."""
+    key = (tuple(tokenizer.merges), tuple(tokenizer.special_tokens))
+    if key not in _MIXES:
+        pairs = [p for split in TRAIN_SPLITS for p in load_translation_pairs(split)]
+        _MIXES[key] = encode_pairs(tokenizer, training_mix(pairs))
+    return _MIXES[key]
+
+
 def recipe_batches(tokenizer, n: int, seed: int = 0):
     """(n batches of the recipe's mix encoded by ``tokenizer``, bucketed as in training, mean
     target tokens per step over the whole mix)."""
-    pairs = [p for split in TRAIN_SPLITS for p in load_translation_pairs(split)]
-    mix = encode_pairs(tokenizer, training_mix(pairs))
+    mix = encoded_mix(tokenizer)
     per_step = FULL["batch_size"] * sum(len(t) - 1 for _, t in mix) / len(mix)
     pool = 50 * FULL["batch_size"]  # bucketed_batches' pool: whole pools, as training sees them
     sample = random.Random(seed).sample(mix, pool * (1 + n * FULL["batch_size"] // pool))
@@ -51,14 +63,15 @@ def recipe_batches(tokenizer, n: int, seed: int = 0):
     return batches[:n], per_step
 
 
-def bench(reps: int, device: str | None = "cpu", warmup: int = 1) -> dict:
+def bench(reps: int, device: str | None = "cpu", warmup: int = 1,
+          steps_per_rep: int = STEPS_PER_REP) -> dict:
     """{"plain": [ms per target token, ...], "fused": [...], "tokens_per_step": mean over the
-    mix}: ``reps`` interleaved repetitions of STEPS_PER_REP steps each, after ``warmup``
+    mix}: ``reps`` interleaved repetitions of ``steps_per_rep`` steps each, after ``warmup``
     untimed steps of each."""
     device = device_from(device)
     shipped = Translator.load()
     tokenizer = shipped.tokenizer
-    batches, per_step = recipe_batches(tokenizer, warmup + reps * STEPS_PER_REP)
+    batches, per_step = recipe_batches(tokenizer, warmup + reps * steps_per_rep)
     batches = [tuple(x.to(device) for x in b) for b in batches]
     torch.manual_seed(0)
     first = Transformer(shipped.model.config).to(device).train()  # the shipped shape, fresh weights
@@ -79,10 +92,10 @@ def bench(reps: int, device: str | None = "cpu", warmup: int = 1) -> dict:
         opt.step()
         return n
 
-    def rate(name):  # ms per target token over STEPS_PER_REP steps
+    def rate(name):  # ms per target token over steps_per_rep steps
         synchronize(device)
         start, tokens = time.perf_counter(), 0
-        for _ in range(STEPS_PER_REP):
+        for _ in range(steps_per_rep):
             tokens += step(name)
         synchronize(device)
         return 1e3 * (time.perf_counter() - start) / tokens

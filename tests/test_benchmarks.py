@@ -87,7 +87,8 @@ def test_translator_step_benchmark_times_both_steps_on_the_recipes_batches():
     batches, per_step = bench.recipe_batches(Translator.load().tokenizer, 3)
     assert len(batches) == 3 and all(src.shape[0] == bench.FULL["batch_size"] for src, _ in batches)
     assert 1000 < per_step < 2500  # the mix's mean target tokens per step (1,572)
-    r = bench.bench(1, "cpu", warmup=0)
+    # one step of each (a step of the recipe's batch takes seconds on a CPU; the suite times 4)
+    r = bench.bench(1, "cpu", warmup=0, steps_per_rep=1)
     assert len(r["plain"]) == len(r["fused"]) == 1 and min(r["plain"] + r["fused"]) > 0
     assert bench.recipe_minutes(1.0, 1000.0) == pytest.approx(bench.FULL["steps"] / 60)
 
