@@ -54,7 +54,7 @@ NUMERICS_ALT_PORTABLE := ATEN_CPU_CAPABILITY=default MKL_CBWR=SSE4_2 ONEDNN_MAX_
 HAS_AVX512 := $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo yes)
 ALT ?= $(if $(HAS_AVX512),avx512,portable)
 
-.PHONY: setup test test-alt test-package test-reader lint book pdf pdf-figures execute sync twins lab bench clean
+.PHONY: setup test test-alt test-package test-reader lint book pdf pdf-figures execute sync twins lab notebooks bench clean
 
 setup: $(STAMP)
 
@@ -140,13 +140,14 @@ book: $(STAMP)
 # The built book as a reader clicks it (tests/test_built_book.py, headless Chromium, about a
 # minute): solutions open from their titles, no page wider than a phone, no raw TeX in the
 # bibliography, the explorer legible and quick; Part I's interactive figures show what Node
-# computes, quickly, legibly, on a phone and from file:// (tests/test_figures_browser.py). After
-# `make book`; `make test` skips these.
+# computes, quickly, legibly, on a phone and from file:// (tests/test_figures_browser.py); and
+# the plain edition in a real JupyterLab without MyST: no markup shown, exercises numbered,
+# solutions folded (tests/test_jupyterlab.py). After `make book`; `make test` skips these.
 .PHONY: check-book
 check-book: $(STAMP)
 	@test -f _build/html/index.html || { echo "make check-book: build the book first (make book)"; exit 1; }
 	BOOK_HTML=_build/html $(BIN)/python -m pytest -p no:cacheprovider tests/test_built_book.py \
-	  tests/test_figures_browser.py --durations=0
+	  tests/test_figures_browser.py tests/test_jupyterlab.py tests/test_plain_edition.py --durations=0
 
 # The whole book as one PDF, through LaTeX (xelatex), from the same sources and stored outputs:
 # _build/latex/$(PDF), copied beside the HTML book (the download menu links it there). Needs
@@ -202,6 +203,13 @@ twins: $(STAMP)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab
+
+# The plain edition: every chapter as a notebook without MyST syntax (exercises numbered, hints
+# and solutions folded, citations and references as links), for Colab, VS Code, GitHub and a
+# JupyterLab without jupyterlab-myst, in _build/notebooks/chapters (_ext/plain_edition.py). The
+# publishing workflow pushes it to the branch that the book's Colab buttons open.
+notebooks: $(STAMP)
+	$(BIN)/python _ext/plain_edition.py --out _build/notebooks
 
 # Every speed and memory ratio in one table (about 3 minutes), also written to
 # benchmarks/results.md, which the book shows as an appendix. One thread per kernel, like `make

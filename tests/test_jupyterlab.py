@@ -1,0 +1,153 @@
+"""The plain edition as a reader sees it in a real JupyterLab without any MyST extension, the
+stand-in for Colab, VS Code and GitHub, which render plain Markdown too: JupyterLab started by the
+test on chapters 1 and 13, read in headless Chromium (`make check-book` runs it). Only what is shown counts: a rendered
+markdown cell keeps its source in a hidden editor, and a closed <details> hides its content, so
+the test reads the rendered cells' innerText."""
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from browser import CHROMIUM, Browser
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = importlib.util.spec_from_file_location("plain_edition", ROOT / "_ext" / "plain_edition.py")
+pe = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(pe)
+
+# With the built book's browser tests, in `make check-book` (BOOK_HTML set): a JupyterLab and a
+# Chromium take half a minute, and make test must stay under ten on the slowest machine.
+pytestmark = [
+    pytest.mark.skipif(not os.environ.get("BOOK_HTML"),
+                       reason="a reader's view: `make check-book` runs it (after `make book`)"),
+    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed "
+                       "(.ci/run installs Debian's chromium)"),
+]
+
+CHAPTERS = {1: "01_dot_product_attention.ipynb", 13: "13_training_a_translator.ipynb"}
+# MyST syntax as it would show in rendered text: a directive, a role, an option line, a comment
+MARKUP = ["```{", ":::", "{cite", "{doc}", "{ref}", ":class:", ":label:", "{exercise}",
+          "{solution", "{admonition}", "{only}", "{raw}", "\n% "]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab on a folder holding the plain edition of chapters 1 and 13: its address."""
+    root = tmp_path_factory.mktemp("lab")
+    pe.write_edition(root, [ROOT / "chapters" / name for name in CHAPTERS.values()])
+    # every cell rendered, not only those in view (JupyterLab 4 renders lazily by default)
+    settings = root / ".settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    news = root / ".settings" / "@jupyterlab" / "apputils-extension"  # no "get Jupyter news?"
+    news.mkdir(parents=True)
+    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
+    port = _free_port()
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".config"),
+           "JUPYTER_RUNTIME_DIR": str(root / ".runtime")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
+         "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=",
+         f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={root / '.settings'}",
+         f"--LabApp.workspaces_dir={root / '.workspaces'}", "--allow-root"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/status", timeout=2)
+            break
+        except Exception:  # noqa: BLE001 (not up yet)
+            if proc.poll() is not None or time.time() > deadline:
+                proc.kill()
+                pytest.fail("JupyterLab did not start")
+            time.sleep(0.3)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def shown(lab):
+    """For each chapter: what the reader sees in JupyterLab (rendered markdown text, the
+    headings, the folds, the hidden code cells, the math)."""
+    browser = Browser(1280, 900)
+    seen = {}
+    try:
+        for number, name in CHAPTERS.items():
+            # a workspace of its own: the chapter in the only tab
+            browser.goto(f"{lab}/lab/workspaces/ch{number}/tree/chapters/{name}?reset",
+                         settle=0.5)
+            browser.wait_for("document.querySelectorAll('.jp-MarkdownCell "
+                             ".jp-RenderedMarkdown').length > 20", timeout=90)
+            browser.wait_for("document.querySelectorAll('mjx-container').length > 5", timeout=60)
+            seen[number] = browser.evaluate("""(() => {
+              const md = [...document.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown')];
+              const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+              return {
+                text: md.map(e => e.innerText).join('\\n'),
+                exercises: [...document.querySelectorAll('.jp-RenderedMarkdown h3')]
+                  .map(h => h.innerText.replace(/¶$/, '').trim())
+                  .filter(t => t.startsWith('Exercise')),
+                details: [...document.querySelectorAll('.jp-RenderedMarkdown details')]
+                  .map(d => [d.querySelector('summary').innerText, d.open]),
+                hiddenCode: cells.filter(c => c.classList.contains('jp-CodeCell')
+                  && c.querySelector('.jp-InputPlaceholder')
+                  && !(c.querySelector('.jp-InputArea') || {}).offsetParent).length,
+                math: document.querySelectorAll('.jp-RenderedMarkdown mjx-container').length,
+                images: [...document.querySelectorAll('.jp-RenderedMarkdown img')]
+                  .filter(i => i.complete && i.naturalWidth > 0).length,
+              };
+            })()""")
+    finally:
+        browser.close()
+    return seen
+
+
+@pytest.mark.parametrize("number", CHAPTERS)
+def test_no_markup_is_visible(shown, number):
+    text = shown[number]["text"]
+    assert len(text) > 8_000  # chapter 1 shows 12,779 characters of prose
+    assert [m for m in MARKUP if m in text] == []
+
+
+@pytest.mark.parametrize("number", CHAPTERS)
+def test_exercises_are_numbered_and_hints_and_solutions_are_folded(shown, number):
+    seen = shown[number]
+    twin = (ROOT / "chapters" / "text" / CHAPTERS[number].replace(".ipynb", ".md")).read_text()
+    n = twin.count("```{exercise}")
+    assert [e.split(":")[0] for e in seen["exercises"]] == [f"Exercise {number}.{k}"
+                                                            for k in range(1, n + 1)]
+    summaries = [s for s, _ in seen["details"]]
+    assert sum(s.startswith("Solution to Exercise") for s in summaries) == twin.count("{solution}")
+    assert sum(s.startswith("Hint") for s in summaries) >= n
+    assert not any(is_open for _, is_open in seen["details"])
+    assert seen["hiddenCode"] == twin.count("{solution-start}")
+
+
+def test_a_folded_solution_is_not_in_plain_sight(shown):
+    # chapter 1's ex-diagonal: its proof (Cauchy–Schwarz) lives inside the closed solution
+    assert "Cauchy" in (ROOT / "chapters" / "text" / "01_dot_product_attention.md").read_text()
+    assert "Cauchy" not in shown[1]["text"]
+
+
+def test_math_renders_and_the_figures_still_shows(shown):
+    assert shown[1]["math"] > 50 and shown[13]["math"] > 20
+    assert "\\top" not in shown[1]["text"]
+    assert shown[1]["images"] >= 1  # the interactive figure's still, attached to its cell
