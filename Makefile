@@ -147,7 +147,8 @@ book: $(STAMP)
 check-book: $(STAMP)
 	@test -f _build/html/index.html || { echo "make check-book: build the book first (make book)"; exit 1; }
 	BOOK_HTML=_build/html $(BIN)/python -m pytest -p no:cacheprovider tests/test_built_book.py \
-	  tests/test_figures_browser.py tests/test_jupyterlab.py tests/test_plain_edition.py --durations=0
+	  tests/test_figures_browser.py tests/test_figures_output.py tests/test_jupyterlab.py \
+	  tests/test_plain_edition.py --durations=0
 
 # The whole book as one PDF, through LaTeX (xelatex), from the same sources and stored outputs:
 # _build/latex/$(PDF), copied beside the HTML book (the download menu links it there). Needs
@@ -201,8 +202,10 @@ twins: $(STAMP)
 	  test -f $$md || $(BIN)/jupytext --quiet --to md:myst -o $$md $$nb; \
 	done
 
-lab: $(STAMP)
-	$(BIN)/jupyter lab
+# JupyterLab on the plain edition (written first; a chapter you changed there is kept): what a
+# reader opens. The sources, chapters/*.ipynb, show their MyST markup in a plain JupyterLab.
+lab: notebooks
+	$(BIN)/jupyter lab _build/notebooks/chapters
 
 # The plain edition: every chapter as a notebook without MyST syntax (exercises numbered, hints
 # and solutions folded, citations and references as links), for Colab, VS Code, GitHub and a

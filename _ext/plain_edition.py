@@ -15,9 +15,10 @@ a JupyterLab without ``jupyterlab-myst`` show the book and not its markup:
   (``cellView: form`` and a first line ``#@title ...``, the one change made to a code cell);
 - a citation becomes author-year text linked to the work (its URL or DOI), or to the web
   edition's bibliography; ``{doc}`` and ``{ref}`` become links to the web edition;
-- an interactive figure, which needs the web edition's scripts, becomes its still picture (a cell
-  attachment, so the notebook carries it) and a link to the figure in the web edition; the
-  translator's widget, a link to it;
+- an interactive figure is the output of its code cell (``minformer.figures.show``), which needs
+  no change; a screenshot for paper (``{only} latex``) becomes the picture, attached to its cell
+  so that the notebook carries it, and a link to the web edition; the translator's widget, a
+  link to it;
 - MyST comments (``% ...``) and label targets (``(name)=``) are dropped.
 
 Anything else in MyST syntax (a directive or role this script does not know) stops it with an
@@ -255,11 +256,12 @@ class Chapter:
         return "\n".join(f"> {line}".rstrip() for line in lines)
 
     def still(self, body: str) -> str:
-        """An ``{only} latex`` block: its picture, attached to the cell, and a link to the web
-        edition in place of its text for paper."""
+        """An ``{only} latex`` block: its picture (the explorer's and the translator's
+        screenshots), attached to the cell, and a link to the web edition in place of its text
+        for paper; a block with no picture (the words beside a figure's cell) is dropped."""
         m = re.search(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)]+)\)", body, re.S)
-        if m is None:
-            self.fail("an {only} latex block without a picture")
+        if m is None:  # words for paper only, beside a figure's cell (its output is the still)
+            return ""
         png = (self.base / m["src"]).resolve()
         if not png.is_file():
             self.fail(f"{m['src']} does not exist")
@@ -367,33 +369,61 @@ On Colab, run each chapter's first cell: it fetches the book's code and data.
 """
 
 
-def write_edition(out: Path = OUT, paths: list[Path] | None = None) -> list[Path]:
+def write_edition(out: Path = OUT, paths: list[Path] | None = None,
+                  force: bool = False) -> list[Path]:
     """Convert the chapters (all, or the notebooks ``paths``, each named as a chapter of
-    _toc.yml) into ``out``/chapters/, with a README; returns the notebooks written."""
+    _toc.yml) into ``out``/chapters/, with a README; returns the notebooks written.
+
+    A notebook there that differs from what this wrote last time (``out``/.written.json holds
+    their sha256) is a reader's work: it is kept, and :data:`KEPT` names it, unless ``force``."""
     book = Book()
+    record = out / ".written.json"
+    written_before = json.loads(record.read_text()) if record.is_file() else {}
     written = []
+    KEPT.clear()
     for path in paths if paths else chapters():
         nb = Chapter(book, path).convert()
         target = out / "chapters" / Path(path).name
+        text = json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        if (target.is_file() and not force
+                and _sha256(target.read_bytes()) != written_before.get(target.name)):
+            KEPT.append(target)
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n",
-                          encoding="utf-8")
+        target.write_text(text, encoding="utf-8")
+        written_before[target.name] = _sha256(text.encode("utf-8"))
         written.append(target)
     (out / "README.md").write_text(README.format(web=book.web), encoding="utf-8")
+    record.write_text(json.dumps(written_before, indent=1, sort_keys=True) + "\n")
     return written
+
+
+KEPT: list[Path] = []  # the notebooks the last write_edition left alone: changed by a reader
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="make notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT, help="output folder (default: %(default)s)")
+    parser.add_argument("--force", action="store_true",
+                        help="rewrite notebooks changed since they were written (your work in "
+                             "them is lost)")
     parser.add_argument("chapters", nargs="*", help="chapter notebooks (default: all)")
     args = parser.parse_args(argv)
     try:
-        written = write_edition(args.out, [Path(c) for c in args.chapters])
+        written = write_edition(args.out, [Path(c) for c in args.chapters], args.force)
     except PlainEditionError as err:
         print(f"make notebooks: {err}", file=sys.stderr)
         return 2
     print(f"the plain edition: {len(written)} notebooks in {args.out / 'chapters'}")
+    for path in KEPT:
+        print(f"kept {path}: you changed it since it was written (save your work under another "
+              "name and delete it, or use --force, to get the new one)")
     return 0
 
 

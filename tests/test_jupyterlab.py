@@ -113,6 +113,8 @@ def shown(lab):
                 math: document.querySelectorAll('.jp-RenderedMarkdown mjx-container').length,
                 images: [...document.querySelectorAll('.jp-RenderedMarkdown img')]
                   .filter(i => i.complete && i.naturalWidth > 0).length,
+                stills: [...document.querySelectorAll('.jp-OutputArea .mff img')]
+                  .filter(i => i.complete && i.naturalWidth > 0).length,
               };
             })()""")
     finally:
@@ -147,7 +149,69 @@ def test_a_folded_solution_is_not_in_plain_sight(shown):
     assert "Cauchy" not in shown[1]["text"]
 
 
-def test_math_renders_and_the_figures_still_shows(shown):
+def test_math_renders_and_the_pictures_show(shown):
     assert shown[1]["math"] > 50 and shown[13]["math"] > 20
     assert "\\top" not in shown[1]["text"]
-    assert shown[1]["images"] >= 1  # the interactive figure's still, attached to its cell
+    assert shown[1]["stills"] == 1  # the figure's stored output: its still (scripts stripped)
+    assert shown[13]["images"] == 2  # the explorer's and the translator's screenshots
+
+
+def _click(browser, element_js: str) -> None:
+    """A real mouse click (DevTools input events) on the element ``element_js`` evaluates to."""
+    box = browser.evaluate(f"""(() => {{ const e = {element_js}; e.scrollIntoView({{block: 'center'}});
+      const r = e.getBoundingClientRect(); return [r.x + 10, r.y + r.height / 2]; }})()""")
+    for kind in ("mousePressed", "mouseReleased"):
+        browser.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left",
+                     clickCount=1)
+
+
+def _shift_enter(browser) -> None:
+    for kind in ("keyDown", "keyUp"):
+        browser.send("Input.dispatchKeyEvent", type=kind, modifiers=8, key="Enter", code="Enter",
+                     windowsVirtualKeyCode=13)
+
+
+def test_a_figure_shows_its_still_until_its_cell_runs_then_answers_an_input(lab):
+    """Chapter 1's figure cell: its stored output, in a notebook not yet trusted, is the still and
+    the line asking to run the cell (JupyterLab strips the scripts); run it (after the setup cell)
+    and the figure mounts and answers its first control."""
+    browser = Browser(1280, 900)
+    cells = "[...document.querySelectorAll('.jp-Notebook .jp-CodeCell')]"
+    figure_cell = f"{cells}.find(c => c.innerText.includes('figures.show(\"ch01-attention\")'))"
+    try:
+        browser.goto(f"{lab}/lab/workspaces/figure/tree/chapters/{CHAPTERS[1]}?reset", settle=0.5)
+        browser.wait_for(f"{cells}.length > 10 && !!({figure_cell})", timeout=90)
+        stored = browser.evaluate(f"""(() => {{ const c = {figure_cell};
+          return [!!c.querySelector('.jp-OutputArea img'), c.querySelector('.jp-OutputArea')
+                  .innerText, !!c.querySelector('.mff[data-mff-ready]')]; }})()""")
+        assert stored[0] and "Run this cell to interact" in stored[1] and not stored[2], stored
+        idle = ("document.querySelector('.jp-Notebook-ExecutionIndicator')?.dataset.status"
+                " === 'idle' && !document.querySelector('.jp-Notebook').innerText"
+                ".includes('[*]')")
+        browser.wait_for(idle, timeout=90)  # the kernel has started
+        for cell in (f"{cells}[0]", figure_cell):  # the setup cell's imports, then the figure
+            prompt = f"({cell}).querySelector('.jp-InputPrompt').innerText"
+            stored = browser.evaluate(prompt)
+            for _ in range(5):  # the first keys may reach the page before the notebook has focus
+                _click(browser, f"({cell}).querySelector('.jp-InputPrompt')")
+                time.sleep(0.5)
+                _shift_enter(browser)
+                try:  # queued, running or run
+                    browser.wait_for(f"{prompt}.includes('*') || {prompt} !== {json.dumps(stored)}",
+                                     timeout=3)
+                    break
+                except TimeoutError:
+                    continue
+            browser.wait_for(idle, timeout=120)
+        mounted = f"({figure_cell}).querySelector('.mff[data-mff-ready]')"
+        browser.wait_for(f"!!{mounted}", timeout=30)
+        before = browser.evaluate(f"{mounted}.innerHTML")
+        browser.evaluate(f"""(() => {{ const c = {mounted}.querySelector('input, select');
+          c.value = String(Number(c.value) === Number(c.min || 0) ? (c.max || 1) : (c.min || 0));
+          c.dispatchEvent(new Event('input', {{bubbles: true}}));
+          c.dispatchEvent(new Event('change', {{bubbles: true}})); return true; }})()""")
+        time.sleep(0.3)
+        assert browser.evaluate(f"{mounted}.innerHTML") != before
+        assert not browser.evaluate(f"!!({figure_cell}).querySelector('.mff img')")
+    finally:
+        browser.close()

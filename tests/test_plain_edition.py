@@ -96,14 +96,21 @@ def test_citations_and_references_become_links():
     assert chapter.markdown(":::{admonition} Why\nBecause.\n:::") == "> **Why**\n>\n> Because."
 
 
-def test_figures_become_their_still_picture_attached_to_the_cell(edition):
-    plain = edition[0]["01_dot_product_attention.ipynb"]
+def test_screenshots_for_paper_are_attached_and_figures_stay_outputs(edition):
+    # chapter 13's explorer and translator: their screenshots, attached to the cell
+    plain = edition[0]["13_training_a_translator.ipynb"]
     cells = [c for c in plain["cells"] if c.get("attachments")]
-    assert len(cells) == 1
-    (name, data), = cells[0]["attachments"].items()
-    assert name.endswith(".png") and f"(attachment:{name})" in "".join(cells[0]["source"])
-    assert data["image/png"].startswith("iVBOR")  # base64 of a PNG's signature
-    assert "data-figure" not in "".join(cells[0]["source"])
+    assert len(cells) == 2
+    for cell in cells:
+        (name, data), = cell["attachments"].items()
+        assert name.endswith(".png") and f"(attachment:{name})" in "".join(cell["source"])
+        assert data["image/png"].startswith("iVBOR")  # base64 of a PNG's signature
+    # chapter 1's figure: the output of its cell (minformer.figures), and no words for paper
+    ch01 = edition[0]["01_dot_product_attention.ipynb"]
+    shown = [o for c in _code(ch01) for o in c["outputs"]
+             if 'data-figure="ch01-attention"' in "".join(o.get("data", {}).get("text/html", ""))]
+    assert len(shown) == 1 and "image/png" in shown[0]["data"]
+    assert not any("On paper" in t for t in _markdown(ch01))
 
 
 def _chapter_2_with(tmp_path, bad):
@@ -154,3 +161,14 @@ def test_exercise_numbers_are_the_web_editions(edition):
         plain = re.findall(r"^### Exercise (\d+\.\d+)", "\n".join(_markdown(edition[0][path.name])),
                            re.M)
         assert plain == web, path.name
+
+
+def test_a_notebook_the_reader_changed_is_kept_unless_forced(tmp_path):
+    first = pe.write_edition(tmp_path, [CHAPTERS[0]])
+    assert pe.write_edition(tmp_path, [CHAPTERS[0]]) == first  # unchanged: rewritten
+    mine = first[0].read_text() + " "
+    first[0].write_text(mine)                                  # the reader's work
+    assert pe.write_edition(tmp_path, [CHAPTERS[0]]) == [] and pe.KEPT == first
+    assert first[0].read_text() == mine
+    assert pe.write_edition(tmp_path, [CHAPTERS[0]], force=True) == first
+    assert first[0].read_text() != mine

@@ -135,26 +135,30 @@ def test_book_workflow_builds_html_and_pdf_and_deploys_them_to_pages():
 def test_book_workflow_pushes_the_plain_edition_to_the_branch_the_colab_button_opens():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("colabplain", REPO / "_ext" / "colabplain.py")
-    colabplain = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(colabplain)
+    spec = importlib.util.spec_from_file_location("plainlaunch", REPO / "_ext" / "plainlaunch.py")
+    plainlaunch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plainlaunch)
     job = workflow("book.yml")["jobs"]["notebooks"]
     assert job["permissions"] == {"contents": "write"}
-    assert job["env"]["BRANCH"] == colabplain.PLAIN_BRANCH
+    assert job["env"]["BRANCH"] == plainlaunch.PLAIN_BRANCH
     run = steps(job)
     assert "make notebooks" in run
     push = run[-1]
     assert run.index("make notebooks") < len(run) - 1 and "cd _build/notebooks" in push
     assert 'git push -q -f' in push and '"HEAD:refs/heads/$BRANCH"' in push
-    # the button: the theme's Colab link, moved to that branch; the other buttons untouched
-    buttons = [{"text": "Binder", "url": "https://mybinder.org/v2/gh/o/b/main?urlpath=x"},
+    # the buttons: the theme's Colab link moved to that branch, Binder's to the folder that
+    # .binder/postBuild writes
+    assert f"plain_edition.py --out {plainlaunch.PLAIN_FOLDER}" in (REPO / ".binder" / "postBuild").read_text()
+    buttons = [{"text": "Binder", "url": "https://mybinder.org/v2/gh/o/b/main?urlpath=lab/tree/"
+                                         "chapters/01_dot_product_attention.ipynb"},
                {"text": "Colab", "url": "https://colab.research.google.com/github/o/b/blob/main/"
                                         "chapters/01_dot_product_attention.ipynb"}]
     context = {"header_buttons": [{"label": "launch-buttons", "buttons": buttons}]}
-    colabplain._point_colab_at_the_plain_edition(None, "p", "t", context, None)
+    plainlaunch._point_launch_buttons_at_the_plain_edition(None, "p", "t", context, None)
     assert buttons[1]["url"] == ("https://colab.research.google.com/github/o/b/blob/notebooks/"
                                  "chapters/01_dot_product_attention.ipynb")
-    assert buttons[0]["url"].endswith("/main?urlpath=x")
+    assert buttons[0]["url"] == ("https://mybinder.org/v2/gh/o/b/main?urlpath=lab/tree/"
+                                 "_build/notebooks/chapters/01_dot_product_attention.ipynb")
 
 
 def test_workflow_actions_are_pinned_to_a_version():

@@ -1,0 +1,124 @@
+"""The book's interactive figures as the output of a code cell: ``figures.show("ch01-attention")``.
+
+Each figure is a small JavaScript program, ``_static/figures/<chapter>.js`` on top of
+``_static/figures/core.js`` (tests/test_figures_js.py checks their numbers against this package
+under Node). :func:`show` returns an object that a notebook displays as one output bundle, so that
+one implementation serves every place the chapter is read:
+
+- ``text/html``: the figure's element and both scripts, inline (nothing is fetched: Colab runs
+  each output in a sandboxed frame of its own, and a copy of the book opened from file:// has no
+  server). Inside the element, the figure's still picture and one line, "Run this cell to
+  interact with the figure."; the scripts replace them with the figure when they run. A browser
+  (the web edition, JupyterLab once the cell has run, Colab, VS Code) shows the figure; where
+  scripts are stripped, as in a stored output of an untrusted notebook, the still and the line.
+- ``image/png``: the still alone, for the PDF and for viewers without HTML.
+- ``text/plain``: one line naming the figure, for a terminal.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+STATIC = Path(__file__).resolve().parents[2] / "_static"  # the repository's, beside code/
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One interactive figure: its script (under _static/figures), its still picture (under
+    _static/pdf) and the still's alt text."""
+
+    script: str
+    still: str
+    alt: str
+
+
+FIGURES = {
+    "ch01-attention": Figure(
+        "ch01.js", "figure-ch01-attention.png",
+        "The chapter 1 figure at its start: token 2 is the query, its scores are 0.80, 1.00 and "
+        "0.60, its weights 0.33, 0.40 and 0.27, and its output y_2 = (0.65, 0.51) lies inside the "
+        "triangle of the three tokens, joined to each by a line as thick as its weight."),
+    "ch03-qkv": Figure(
+        "ch03.js", "figure-ch03-qkv.png",
+        "The chapter 3 figure at its start: the queries turned by 45 degrees (W_Q = 2 R(45°), "
+        "entries ±1.41) and W_K = 2 I. Chapter 1's X Xᵀ is unchanged, the scores S = Q Kᵀ are "
+        "not symmetric (max |S − Sᵀ| = 5.64), and neither are the weights."),
+    "ch04-scaling": Figure(
+        "ch04.js", "figure-ch04-scaling.png",
+        "The chapter 4 figure at its start, d_k = 64 and seed 0: unscaled, the scores' standard "
+        "deviation is 8.04 and the mean largest weight 0.822; scaled, 1.01 and 0.165. Below the "
+        "table, one query's 32 weights, largest first, unscaled and scaled."),
+    "ch05-masking": Figure(
+        "ch05.js", "figure-ch05-masking.png",
+        "The chapter 5 figure at its start: causal and padding masks on, pads at the end, the "
+        "package's softmax. Hidden keys are dots; every row sums to 1.00."),
+    "ch08-positions": Figure(
+        "ch08.js", "figure-ch08-positions.png",
+        "The chapter 8 figure at its start, p = 10 and k = 5: the encodings PE(10) and PE(15) as "
+        "strips of 64 features, pairs 0, 4, 8 and 16 on their circles turned by ω_i · 5, and "
+        "PE(10) · PE(15) = 23.50 marked on the dot product against the offset."),
+}
+
+RUN_TO_INTERACT = "Run this cell to interact with the figure."
+
+
+def _figure(name: str) -> Figure:
+    if name not in FIGURES:
+        raise ValueError(f"no figure named {name!r}; the book's figures: {', '.join(FIGURES)}")
+    return FIGURES[name]
+
+
+def _read(*parts: str) -> bytes:
+    path = STATIC.joinpath(*parts)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: the figures need the repository's _static "
+                                "folder beside code/ (pip install -e . from a clone)")
+    return path.read_bytes()
+
+
+def still_png(name: str) -> bytes:
+    """The figure's still picture (its start), PNG bytes."""
+    return _read("pdf", _figure(name).still)
+
+
+def figure_html(name: str) -> str:
+    """The figure as one self-contained piece of HTML: its element, holding the still picture and
+    the line :data:`RUN_TO_INTERACT` until the scripts replace them, then core.js and the figure's
+    script, inline."""
+    figure = _figure(name)
+    # a newline after each "/" of the base64: a URL's parser drops newlines, and no run of it
+    # then reads like a file path to the tools that look for machine paths in outputs
+    still = base64.b64encode(still_png(name)).decode("ascii").replace("/", "/\n")
+    scripts = "".join(
+        "<script>\n" + _read("figures", js).decode("utf-8").replace("</script", "<\\/script")
+        + "\n</script>\n" for js in ("core.js", figure.script))
+    return (f'<div class="mff" data-figure="{name}">'
+            f'<img src="data:image/png;base64,{still}" alt="{html.escape(figure.alt)}" '
+            f'style="max-width: 100%; height: auto;">'
+            f"<p><em>{RUN_TO_INTERACT}</em></p></div>\n{scripts}")
+
+
+class InteractiveFigure:
+    """What :func:`show` returns: displayed by IPython as the bundle the module describes."""
+
+    def __init__(self, name: str):
+        self.name = name
+        _figure(name)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        figure = _figure(self.name)
+        data = {"text/html": figure_html(self.name),
+                "image/png": base64.b64encode(still_png(self.name)).decode("ascii"),
+                "text/plain": f"<the interactive figure {self.name}: shown in a browser>"}
+        return data, {"image/png": {"alt": figure.alt}}
+
+    def __repr__(self) -> str:
+        return f"<the interactive figure {self.name}: shown in a browser>"
+
+
+def show(name: str) -> InteractiveFigure:
+    """The interactive figure ``name`` (a key of :data:`FIGURES`), for a cell's last line."""
+    return InteractiveFigure(name)
