@@ -363,7 +363,8 @@ README = """# Transformers from Scratch: the plain edition
 
 These are the book's chapters as notebooks that Colab, VS Code, GitHub and any JupyterLab show as
 they are: exercises with their numbers, hints and solutions folded until opened (a solution's code
-in a hidden cell), citations and cross-references as links to the web edition, {web}.
+in a hidden cell), citations as links to the works and cross-references as links to the web
+edition, {web}.
 They are written from the repository's `chapters/` by `make notebooks`; edit those, not these.
 On Colab, run each chapter's first cell: it fetches the book's code and data.
 """
