@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import minformer.fine_tune as ft
-from minformer.pretrain import load_pretrained, load_pretrained_tokenizer
+from minformer.pretrain import PAD, load_pretrained, load_pretrained_tokenizer
 from minformer.transformer import EncoderOnly, TransformerConfig
 from minformer.translator import Translator
 
@@ -80,7 +80,7 @@ def _tiny_encoder(n=1100, seed=0):
     labels = ids[torch.arange(n), (blank + 1) % 5] % 4  # readable from the neighbour
     torch.manual_seed(1)
     weights = EncoderOnly(TINY).state_dict()
-    return ft.Encoder(lambda: EncoderOnly(TINY), weights, ids, blank, ft.PAD), labels
+    return ft.Encoder(lambda: EncoderOnly(TINY), weights, ids, blank, PAD), labels
 
 
 def test_fine_tune_is_seeded_and_learns_a_task_the_body_can_read():

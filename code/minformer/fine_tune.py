@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from . import validate
 from .data import cpu_name, load_translation_pairs, read_shipped, retrain_command, text_to_words
 from .masks import padding_mask
-from .pretrain import MASK, PAD
+from .pretrain import MASK
 from .train import train
 from .transformer import EncoderOnly, Transformer
 from .utils import data_dir, evaluating, pick_device, seed_everything
@@ -128,22 +128,15 @@ class Encoder(NamedTuple):
     pad: int
 
 
-def _padded(rows: Sequence[Sequence[int]], pad: int) -> torch.Tensor:
-    """Token id lists -> (n, longest) long, padded on the right with ``pad``."""
-    ids = torch.full((len(rows), max(map(len, rows))), pad)  # (n, t)
-    for row, r in zip(ids, rows):
-        row[:len(r)] = torch.tensor(r)
-    return ids
-
-
 def masked_lm_encoder(task: BlankTask, tokenizer, model: EncoderOnly) -> Encoder:
     """Chapter 12's masked language model (its :class:`~minformer.transformer.EncoderOnly` and
     the BPE it was trained with) reading the task's texts, the head at ``<mask>``."""
-    ids = _padded([tokenizer.encode(t, allowed_special={"<mask>"}) for t in task.texts], PAD)
+    ids, _ = tokenizer.pad([tokenizer.encode(t, allowed_special={"<mask>"})
+                            for t in task.texts])  # (n, t)
     config = model.config
     return Encoder(lambda: EncoderOnly(config),
                    {k: v.detach().clone() for k, v in model.state_dict().items()},
-                   ids, (ids == MASK).int().argmax(dim=1), PAD)
+                   ids, (ids == MASK).int().argmax(dim=1), tokenizer.pad_id)
 
 
 def translator_text(english: str) -> str:
@@ -188,7 +181,7 @@ def translator_encoder(task: BlankTask, translator) -> Encoder:
     return Encoder(lambda: TranslatorEncoder(Transformer(config)),
                    {k: v.detach().clone()
                     for k, v in TranslatorEncoder(translator.model).state_dict().items()},
-                   _padded([ids for ids, _ in read], tokenizer.pad_id),
+                   tokenizer.pad([ids for ids, _ in read])[0],
                    torch.tensor([at for _, at in read]), tokenizer.pad_id)
 
 
