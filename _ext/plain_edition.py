@@ -34,6 +34,7 @@ import argparse
 import base64
 import copy
 import functools
+import hashlib
 import json
 import re
 import sys
@@ -113,8 +114,9 @@ class Book:
     def __init__(self):
         self.web = web_edition()
         self.bib = bibliography()
+        self.chapters = chapters()
         self.labels = {}  # label -> (page path without suffix, relative to ROOT; text)
-        for number, path in enumerate(chapters(), start=1):
+        for number, path in enumerate(self.chapters, start=1):
             page = path.relative_to(ROOT).with_suffix("").as_posix()
             k = 0
             for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
@@ -148,7 +150,7 @@ class Chapter:
         relative paths in it are read from chapters/)."""
         self.book, self.path = book, Path(path)
         self.page = f"chapters/{self.path.stem}"
-        names = [p.name for p in chapters()]
+        names = [p.name for p in book.chapters]
         if self.path.name not in names:
             raise PlainEditionError(f"{self.path.name} is not a chapter of _toc.yml")
         self.number = names.index(self.path.name) + 1
@@ -237,9 +239,10 @@ class Chapter:
                 return (f"The translator runs in the web edition, in [this chapter's page]"
                         f"({self.book.page_url(self.page)}) and on its own in "
                         f"[Translate]({self.book.page_url('translate')}).")
-            if arg.strip() == "html":
-                return ""  # a figure's scripts: the {only} latex still stands in for it
-            self.fail(f"{{raw}} {arg} is not known")
+            if arg.strip() == "html" and re.fullmatch(r'(\s*<script src="[^"]+"></script>)+\s*',
+                                                      body):
+                return ""  # the web edition's scripts (the widget's): nothing to show here
+            self.fail(f"{{raw}} {arg} holding more than scripts is not known")
         self.fail(f"unknown directive {{{name}}}")
 
     def exercise_name(self, label: str) -> str:
@@ -371,24 +374,24 @@ On Colab, run each chapter's first cell: it fetches the book's code and data.
 
 
 def write_edition(out: Path = OUT, paths: list[Path] | None = None,
-                  force: bool = False) -> list[Path]:
+                  force: bool = False) -> tuple[list[Path], list[Path]]:
     """Convert the chapters (all, or the notebooks ``paths``, each named as a chapter of
-    _toc.yml) into ``out``/chapters/, with a README; returns the notebooks written.
+    _toc.yml) into ``out``/chapters/, with a README; returns the notebooks written and those
+    kept.
 
     A notebook there that differs from what this wrote last time (``out``/.written.json holds
-    their sha256) is a reader's work: it is kept, and :data:`KEPT` names it, unless ``force``."""
+    their sha256) is a reader's work: it is kept, unless ``force``."""
     book = Book()
     record = out / ".written.json"
     written_before = json.loads(record.read_text()) if record.is_file() else {}
-    written = []
-    KEPT.clear()
-    for path in paths if paths else chapters():
+    written, kept = [], []
+    for path in paths if paths else book.chapters:
         nb = Chapter(book, path).convert()
         target = out / "chapters" / Path(path).name
         text = json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
         if (target.is_file() and not force
                 and _sha256(target.read_bytes()) != written_before.get(target.name)):
-            KEPT.append(target)
+            kept.append(target)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
@@ -396,15 +399,10 @@ def write_edition(out: Path = OUT, paths: list[Path] | None = None,
         written.append(target)
     (out / "README.md").write_text(README.format(web=book.web), encoding="utf-8")
     record.write_text(json.dumps(written_before, indent=1, sort_keys=True) + "\n")
-    return written
-
-
-KEPT: list[Path] = []  # the notebooks the last write_edition left alone: changed by a reader
+    return written, kept
 
 
 def _sha256(data: bytes) -> str:
-    import hashlib
-
     return hashlib.sha256(data).hexdigest()
 
 
@@ -417,12 +415,12 @@ def main(argv=None) -> int:
     parser.add_argument("chapters", nargs="*", help="chapter notebooks (default: all)")
     args = parser.parse_args(argv)
     try:
-        written = write_edition(args.out, [Path(c) for c in args.chapters], args.force)
+        written, kept = write_edition(args.out, [Path(c) for c in args.chapters], args.force)
     except PlainEditionError as err:
         print(f"make notebooks: {err}", file=sys.stderr)
         return 2
     print(f"the plain edition: {len(written)} notebooks in {args.out / 'chapters'}")
-    for path in KEPT:
+    for path in kept:
         print(f"kept {path}: you changed it since it was written (save your work under another "
               "name and delete it, or use --force, to get the new one)")
     return 0

@@ -28,7 +28,7 @@ MYST = re.compile(r"^(`{3,}|:{3,})\{|\{[\w:-]+\}`|^:(class|label|file|tags|name)
 @pytest.fixture(scope="module")
 def edition(tmp_path_factory):
     out = tmp_path_factory.mktemp("plain")
-    written = pe.write_edition(out)
+    written, _ = pe.write_edition(out)
     return {p.name: json.loads(p.read_text(encoding="utf-8")) for p in written}, out
 
 
@@ -127,6 +127,7 @@ def _chapter_2_with(tmp_path, bad):
     ("```{exercise} Broken\nNever closed", "never closes"),
     ("See {cite}`nobody2099`.", "citation 'nobody2099' is not in references.bib"),
     ("{ref}`ex-nowhere`", "no label 'ex-nowhere'"),
+    ("```{raw} html\n<div>a figure</div>\n```", "{raw} html holding more than scripts"),
 ])
 def test_unknown_syntax_stops_it_naming_the_chapter(tmp_path, bad, named):
     with pytest.raises(pe.PlainEditionError) as error:
@@ -164,11 +165,11 @@ def test_exercise_numbers_are_the_web_editions(edition):
 
 
 def test_a_notebook_the_reader_changed_is_kept_unless_forced(tmp_path):
-    first = pe.write_edition(tmp_path, [CHAPTERS[0]])
-    assert pe.write_edition(tmp_path, [CHAPTERS[0]]) == first  # unchanged: rewritten
+    first, _ = pe.write_edition(tmp_path, [CHAPTERS[0]])
+    assert pe.write_edition(tmp_path, [CHAPTERS[0]]) == (first, [])  # unchanged: rewritten
     mine = first[0].read_text() + " "
     first[0].write_text(mine)                                  # the reader's work
-    assert pe.write_edition(tmp_path, [CHAPTERS[0]]) == [] and pe.KEPT == first
+    assert pe.write_edition(tmp_path, [CHAPTERS[0]]) == ([], first)
     assert first[0].read_text() == mine
-    assert pe.write_edition(tmp_path, [CHAPTERS[0]], force=True) == first
+    assert pe.write_edition(tmp_path, [CHAPTERS[0]], force=True) == (first, [])
     assert first[0].read_text() != mine
