@@ -20,6 +20,21 @@ CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "goog
                  if shutil.which(n)), None)
 
 
+# JavaScript: moveFirstControl(root) moves the first control of an interactive figure as a reader
+# would: a checkbox or radio button clicked, a select to its next option, a range or number input
+# from its minimum to its maximum (else to its minimum), then its input and change events. Only
+# properties change (a click, selectedIndex, value), never the markup, so any change in the
+# figure's HTML afterwards is the figure's answer.
+MOVE_FIRST_CONTROL = """function moveFirstControl(root) {
+  var c = root.querySelector('input, select');
+  if (c.type === 'checkbox' || c.type === 'radio') c.click();
+  else if (c.tagName === 'SELECT') c.selectedIndex = (c.selectedIndex + 1) % c.options.length;
+  else c.value = String(Number(c.value) === Number(c.min || 0) ? (c.max || 1) : (c.min || 0));
+  c.dispatchEvent(new Event('input', {bubbles: true}));
+  c.dispatchEvent(new Event('change', {bubbles: true}));
+}"""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

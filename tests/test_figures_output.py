@@ -10,7 +10,7 @@ import re
 import time
 
 import pytest
-from browser import CHROMIUM, Browser
+from browser import CHROMIUM, MOVE_FIRST_CONTROL, Browser
 
 from minformer import figures
 
@@ -47,10 +47,10 @@ def test_a_missing_static_folder_says_what_is_needed(monkeypatch, tmp_path):
         figures.figure_html("ch01-attention")
 
 
-# In the frame, after the figure's output: wait for the figure to mount, read its outputs, move
-# its first control as a reader would (a range or number input to another value, a checkbox or
-# radio button clicked, a select to another option), read them again, and post both to the page.
+# In the frame, after the figure's output: wait for the figure to mount, read its HTML, move its
+# first control (browser.MOVE_FIRST_CONTROL), read it again, and post both to the page.
 HARNESS = """<script>
+""" + MOVE_FIRST_CONTROL + """
 (function () {
   var t0 = Date.now();
   function texts(f) {  // what the figure draws and writes (a control's state is a property)
@@ -63,12 +63,8 @@ HARNESS = """<script>
       else setTimeout(go, 20);
       return;
     }
-    var before = texts(f), c = f.querySelector('input, select');
-    if (c.type === 'checkbox' || c.type === 'radio') c.click();
-    else if (c.tagName === 'SELECT') c.selectedIndex = (c.selectedIndex + 1) % c.options.length;
-    else c.value = String(Number(c.value) === Number(c.min || 0) ? (c.max || 1) : (c.min || 0));
-    c.dispatchEvent(new Event('input', {bubbles: true}));
-    c.dispatchEvent(new Event('change', {bubbles: true}));
+    var before = texts(f);
+    moveFirstControl(f);
     setTimeout(function () {
       parent.postMessage({ready: true, before: before, after: texts(f),
                           still: !!f.querySelector('img')}, '*');

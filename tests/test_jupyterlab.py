@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser import CHROMIUM, Browser
+from browser import CHROMIUM, MOVE_FIRST_CONTROL, Browser
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = importlib.util.spec_from_file_location("plain_edition", ROOT / "_ext" / "plain_edition.py")
@@ -206,10 +206,7 @@ def test_a_figure_shows_its_still_until_its_cell_runs_then_answers_an_input(lab)
         mounted = f"({figure_cell}).querySelector('.mff[data-mff-ready]')"
         browser.wait_for(f"!!{mounted}", timeout=30)
         before = browser.evaluate(f"{mounted}.innerHTML")
-        browser.evaluate(f"""(() => {{ const c = {mounted}.querySelector('input, select');
-          c.value = String(Number(c.value) === Number(c.min || 0) ? (c.max || 1) : (c.min || 0));
-          c.dispatchEvent(new Event('input', {{bubbles: true}}));
-          c.dispatchEvent(new Event('change', {{bubbles: true}})); return true; }})()""")
+        browser.evaluate(f"({MOVE_FIRST_CONTROL})({mounted}), true")
         time.sleep(0.3)
         assert browser.evaluate(f"{mounted}.innerHTML") != before
         assert not browser.evaluate(f"!!({figure_cell}).querySelector('.mff img')")

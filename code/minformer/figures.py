@@ -112,7 +112,7 @@ class InteractiveFigure:
         figure = _figure(self.name)
         data = {"text/html": figure_html(self.name),
                 "image/png": base64.b64encode(still_png(self.name)).decode("ascii"),
-                "text/plain": f"<the interactive figure {self.name}: shown in a browser>"}
+                "text/plain": repr(self)}
         return data, {"image/png": {"alt": figure.alt}}
 
     def __repr__(self) -> str:
