@@ -72,7 +72,9 @@ test: $(STAMP)
 
 # The chapters again, against the same stored outputs, in a second numeric environment (ALT
 # above: portable or avx512): the compared outputs must be exact, the run-dependent ones within
-# their chapters' bands. .ci/run runs it after `make test`.
+# their chapters' bands. .ci/run runs it after `make test`. The chapters run with their prose
+# solutions' code inserted where a reader would run it (tests/solutions_edition.py,
+# _build/solutions/): every solution must run in notebook order without breaking what follows.
 #   make test-alt                 avx512 where the CPU has it, else portable
 #   make test-alt ALT=portable    any x86-64 CPU
 #   make test-alt ALT=avx512      a CPU with AVX-512 (refused elsewhere: it would not be AVX-512)
@@ -87,8 +89,9 @@ test-alt: $(STAMP)
 	  *) echo "make test-alt: ALT must be portable or avx512, not '$$ARG_ALT'" >&2; exit 2 ;; \
 	esac; \
 	echo "second numeric environment ($$ARG_ALT): $$numerics"; \
-	env $$numerics $(BIN)/python -m pytest -n "$$ARG_JOBS" --dist loadfile $(NBVAL) chapters \
-	  --durations=5
+	$(BIN)/python tests/solutions_edition.py _build/solutions && \
+	env $$numerics $(BIN)/python -m pytest -n "$$ARG_JOBS" --dist loadfile $(NBVAL) \
+	  --rootdir=. -p no:cacheprovider _build/solutions --durations=5
 
 # The package tests alone (seconds).
 test-package: $(STAMP)
