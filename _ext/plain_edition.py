@@ -19,6 +19,8 @@ a JupyterLab without ``jupyterlab-myst`` show the book and not its markup:
   no change; a screenshot for paper (``{only} latex``) becomes the picture, attached to its cell
   so that the notebook carries it, and a link to the web edition; the translator's widget, a
   link to it;
+- a cell that only checks a run for the book's tests (tagged ``remove-cell``, which the web
+  edition drops) keeps its code, hidden under a title as a gated solution's is;
 - MyST comments (``% ...``) and label targets (``(name)=``) are dropped.
 
 Anything else in MyST syntax (a directive or role this script does not know) stops it with an
@@ -53,6 +55,10 @@ FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})(?P<rest>.*)$")
 DIRECTIVE = re.compile(r"^\{(?P<name>[\w:-]+)\}\s*(?P<arg>.*)$")
 ROLE_OR_CODE = re.compile(r"\{(?P<name>[\w:-]+)\}`(?P<body>[^`]*)`|`+[^`]*`+")
 OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
+# A cell that only checks a run for the book's tests (a band on run-dependent numbers): the web
+# book drops it (Jupyter Book's remove-cell tag); here its code is folded under this title.
+CHECK_TAG = "remove-cell"
+CHECK_TITLE = "Check: the run above stays in its measured band (for the book's tests)"
 TARGET = re.compile(r"^\((?P<label>[\w-]+)\)=\s*$")
 WITH_TEXT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 
@@ -337,11 +343,9 @@ class Chapter:
                     new["attachments"] = self.attachments
                 cells.append(new)
             elif cell["cell_type"] == "code" and self.hiding is not None:
-                cell["metadata"].setdefault("jupyter", {})["source_hidden"] = True
-                cell["metadata"]["cellView"] = "form"
-                source = "".join(cell["source"])
-                cell["source"] = _lines(f"#@title Solution to {self.hiding}\n{source}")
-                cells.append(cell)
+                cells.append(_hidden(cell, f"Solution to {self.hiding}"))
+            elif cell["cell_type"] == "code" and CHECK_TAG in cell["metadata"].get("tags", []):
+                cells.append(_hidden(cell, CHECK_TITLE))
             else:
                 cells.append(cell)
         if self.hiding is not None:
@@ -349,6 +353,15 @@ class Chapter:
         nb["cells"] = cells
         nb["metadata"].pop("jupytext", None)
         return nb
+
+
+def _hidden(cell: dict, title: str) -> dict:
+    """The code cell with its source folded: JupyterLab and VS Code (``jupyter.source_hidden``),
+    Colab (its form view, titled by the first line)."""
+    cell["metadata"].setdefault("jupyter", {})["source_hidden"] = True
+    cell["metadata"]["cellView"] = "form"
+    cell["source"] = _lines(f"#@title {title}\n{''.join(cell['source'])}")
+    return cell
 
 
 def _lines(text: str) -> list[str]:

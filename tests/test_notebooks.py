@@ -142,6 +142,42 @@ def test_exercises_follow_the_pattern(path):
             f"{path.name}: the check after cell {i} did not pass on the solution")
 
 
+# An exercise's opening line in a twin, its label, and a solution of either kind.
+EXERCISE_LABEL = re.compile(r"^```+\{exercise\}.*?^:label:\s*(\S+)", re.M | re.S)
+SOLUTION_OF = re.compile(r"^[`:]{3,}\{solution(?:-start)?\}\s*(\S+)", re.M)
+HINT = re.compile(r"^:::+\{admonition\} Hint", re.M)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_a_hint_comes_before_every_solution(path):
+    # A reader stuck on an exercise opens a hint first; a solution with no hint before it leaves
+    # only the answer (the pen-and-paper exercises included).
+    text = "\n".join(source(c) for c in load(path)["cells"] if c["cell_type"] == "markdown")
+    missing = []
+    for solution in SOLUTION_OF.finditer(text):
+        label = solution.group(1)
+        exercise = text.rfind(f":label: {label}", 0, solution.start())
+        assert exercise >= 0, f"{path.name}: a solution to {label} before its exercise"
+        if not HINT.search(text, exercise, solution.start()):
+            missing.append(label)
+    assert not missing, f"{path.name}: solutions with no hint before them: {missing}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_checks_for_the_tests_are_out_of_the_readers_way(path):
+    # A cell that only checks a run (a band on run-dependent numbers, with where the band was
+    # measured) is scaffolding: the web book drops it (remove-cell) and the plain edition folds
+    # it. Such a cell prints nothing, so nothing a reader needs disappears with it, and it checks.
+    for i, cell in enumerate(code_cells(load(path))):
+        text = source(cell)
+        if "remove-cell" in tags(cell):
+            assert "assert" in text, f"{path.name} code cell {i}: removed from the book, checks nothing"
+            assert not cell["outputs"], f"{path.name} code cell {i}: removed from the book, prints"
+        elif re.match(r"#\s*bands?\b", text.lstrip(), re.I):
+            pytest.fail(f"{path.name} code cell {i} checks a band but is shown to readers: tag it "
+                        "remove-cell")
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
 def test_ignored_outputs_are_followed_by_an_assertion(path):
     cells = code_cells(load(path))

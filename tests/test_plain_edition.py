@@ -56,10 +56,15 @@ def test_no_myst_syntax_is_left_and_the_code_cells_are_the_sources(edition, path
     assert len(ours) == len(theirs)
     for a, b in zip(ours, theirs):
         code = "".join(a["source"])
-        if a["metadata"].get("cellView") == "form":  # a hidden solution: its title line added
+        if a["metadata"].get("cellView") == "form":  # hidden: its title line added
             title, code = code.split("\n", 1)
-            assert title.startswith("#@title Solution to Exercise ")
+            if "remove-cell" in b["metadata"].get("tags", []):  # a check for the tests
+                assert title == f"#@title {pe.CHECK_TITLE}"
+            else:  # a gated solution
+                assert title.startswith("#@title Solution to Exercise ")
             assert a["metadata"]["jupyter"]["source_hidden"] is True
+        else:
+            assert "remove-cell" not in b["metadata"].get("tags", []), code[:200]
         assert code == "".join(b["source"])
         assert a["outputs"] == b["outputs"]
 
@@ -76,7 +81,8 @@ def test_exercises_get_numbered_headings_and_solutions_fold(edition, path):
     assert text.count("<summary>Solution to Exercise") == twin.count("```{solution}")
     assert text.count("<details>") == text.count("</details>")
     assert "<details open" not in text
-    hidden = [c for c in _code(plain) if c["metadata"].get("cellView") == "form"]
+    hidden = [c for c in _code(plain) if c["metadata"].get("cellView") == "form"
+              and "remove-cell" not in c["metadata"].get("tags", [])]
     assert len(hidden) == twin.count("{solution-start}")
 
 
