@@ -59,6 +59,16 @@ c. a declaration in the same markdown cell, a MyST comment line
    (1,009 == 1009). A declaration without a non-empty "source: ..." after its numbers is itself
    flagged ("declaration without source").
 
+**Ranges.** Two prose numbers joined as a range ("between 0.25 and 0.45", "from 530 to 590",
+"0.285–0.380") are read as a pair as well, and flagged even when each end is supported:
+
+d. **assertion band as range**: both ends are numbers of one `assert` statement (its bounds) and
+   neither is printed by a compared cell nor declared in the markdown cell. A band that an
+   assertion allows is the test's business; the prose gives the spread the runs measured;
+e. **wider than measured**: the markdown cell declares a measured range,
+   `% prose-numbers: 540-572 (source: seeds 0-4, ...)`, and the prose range contains it and is
+   wider (quoting "between 530 and 590" for runs that gave 540-572).
+
 A number that matches only run-dependent outputs (cells tagged `nbval-ignore-output`, sanitized
 spans, progress lines) is flagged **run-dependent**: if it quotes one machine's run exactly, state
 it as a range that an assertion checks. Everything else is flagged **unsupported**.
@@ -71,6 +81,7 @@ printed one.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import configparser
 import io
@@ -91,11 +102,17 @@ IGNORE_TAG = "nbval-ignore-output"
 UNSUPPORTED = "unsupported"
 RUN_DEPENDENT = "run-dependent"
 BAD_DECLARATION = "declaration without source"
+BAND_AS_RANGE = "assertion band as range"
+WIDER_THAN_MEASURED = "wider than measured"
 WHY = {
     UNSUPPORTED: "no compared output, code literal or `% prose-numbers:` declaration gives this number",
     RUN_DEPENDENT: "matches only run-dependent outputs (nbval-ignore-output cells, sanitized timings, progress"
     " bars): it quotes a run-dependent output exactly; state it as a range that an assertion checks",
     BAD_DECLARATION: "a `% prose-numbers:` line needs '(source: ...)' after its numbers",
+    BAND_AS_RANGE: "both ends of this range are the bounds of one assertion, which is the test's business,"
+    " not a measured spread: give the range the runs measured (printed, or declared with its source)",
+    WIDER_THAN_MEASURED: "this range contains the measured range declared in its cell (`% prose-numbers: A-B"
+    " (source: ...)`) and is wider: quote the measured one",
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -436,6 +453,28 @@ def code_literals(source: str) -> list[Decimal]:
     return values
 
 
+def assertion_bands(source: str) -> list[set[Decimal]]:
+    """The numeric literals of each `assert` statement of Python source (its test, not its message):
+    ``assert 0.25 < x < 0.45, x`` gives {0.25, 0.45}. Source that does not parse gives none."""
+    lines = [("" if ln.lstrip().startswith(("%", "!")) else ln) for ln in source.split("\n")]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return []
+    bands = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):
+            values = set()
+            for sub in ast.walk(node.test):
+                if isinstance(sub, ast.Constant) and type(sub.value) in (int, float):
+                    parsed = parse_number(repr(sub.value))
+                    if parsed:
+                        values.add(parsed[0])
+            if len(values) >= 2:
+                bands.append(values)
+    return bands
+
+
 def load_sanitizers(path: Path = SANITIZE_CFG) -> list[re.Pattern]:
     """The regexes of an nbval sanitize file (sections with regex: and replace:)."""
     if not path.exists():
@@ -500,6 +539,44 @@ def context(source: str, start: int, end: int, width: int = 100) -> str:
     return ("…" if a > 0 else "") + re.sub(r"\s+", " ", snippet).strip() + ("…" if b < len(source) else "")
 
 
+DECLARED_RANGE = re.compile(r"(\d[\d,]*(?:\.\d+)?)%?\s*[-–]\s*(\d[\d,]*(?:\.\d+)?)%?")
+
+
+def declared_ranges(comments: list[str]) -> list[tuple[Decimal, Decimal]]:
+    """The measured ranges ("540-572") declared in a cell's `% prose-numbers:` lines."""
+    ranges = []
+    for line in comments:
+        match = DECLARATION.match(line)
+        if match:
+            body = match.group("body")
+            source = SOURCE.search(body)
+            for a, b in DECLARED_RANGE.findall(body[: source.start()] if source else body):
+                lo, hi = parse_number(a.rstrip(",")), parse_number(b.rstrip(","))
+                if lo and hi:
+                    ranges.append((lo[0], hi[0]))
+    return ranges
+
+
+# what joins the two ends of a range in prose, and the word that must come before the first end
+RANGE_JOIN = re.compile(r"\s*(?:%|\s?percent)?\s*(?:–|—|-|\bto\b|\band\b)\s*$")
+RANGE_OPENER = re.compile(r"(?:between|from)\s+$", re.I)
+
+
+def prose_ranges(prose: str, numbers: list[ProseNumber]) -> Iterator[tuple[ProseNumber, ProseNumber]]:
+    """Pairs of consecutive prose numbers written as a range: "A–B", "A to B", "from A to B",
+    "between A and B" (an "and" counts only after "between")."""
+    for a, b in zip(numbers, numbers[1:]):
+        between = prose[a.end : b.start]
+        join = RANGE_JOIN.match(between)
+        if not join or join.end() != len(between) or "\n\n" in between:
+            continue
+        if "and" in between and not RANGE_OPENER.search(prose[max(0, a.start - 12) : a.start]):
+            continue
+        if a.percent != b.percent and not ("%" in between or "percent" in between):
+            continue
+        yield a, b
+
+
 def parse_declarations(comments: list[str]) -> tuple[set[Decimal], list[str]]:
     """(declared values, declaration lines that lack a source) of a cell's MyST comment lines."""
     declared: set[Decimal] = set()
@@ -525,12 +602,14 @@ def check_notebook(nb: dict, chapter: str = "notebook", sanitizers: list[re.Patt
     if sanitizers is None:
         sanitizers = load_sanitizers()
     checked, run_dependent, literals = Values(), Values(), Values()
+    bands: list[set[Decimal]] = []
     cells = nb.get("cells", [])
     markdown: list[tuple[int, str, str, list[str]]] = []
     for index, cell in enumerate(cells):
         source = _text(cell.get("source", ""))
         if cell.get("cell_type") == "code":
             literals.plain += code_literals(source)
+            bands += assertion_bands(source)
             ignored = IGNORE_TAG in cell.get("metadata", {}).get("tags", [])
             for text in output_texts(cell):
                 spans = [m.span() for pattern in sanitizers for m in pattern.finditer(text)]
@@ -554,10 +633,13 @@ def check_notebook(nb: dict, chapter: str = "notebook", sanitizers: list[re.Patt
             report.findings.append(
                 Finding(chapter, "% " + line, BAD_DECLARATION, context(source, pos, pos + len(line)), index)
             )
+        read: list[ProseNumber] = []
+        rules: dict[int, str] = {}  # start of a supported number -> its rule
         for number, reason in prose_numbers(prose):
             if number is None:
                 report.skipped[reason] = report.skipped.get(reason, 0) + 1
                 continue
+            read.append(number)
             rule = None
             if number.value in declared:
                 rule = "c: declared"
@@ -567,12 +649,27 @@ def check_notebook(nb: dict, chapter: str = "notebook", sanitizers: list[re.Patt
                         rule = name
                         break
             if rule:
+                rules[number.start] = rule
                 report.supported[rule] = report.supported.get(rule, 0) + 1
                 continue
             category = RUN_DEPENDENT if loose_values.supports(number) else UNSUPPORTED
             report.findings.append(
                 Finding(chapter, number.text, category, context(source, number.start, number.end), index)
             )
+        measured = declared_ranges(comments)
+        for a, b in prose_ranges(prose, read):
+            if a.start not in rules or b.start not in rules:
+                continue  # an end is flagged already
+            text = f"{source[a.start:a.end].strip()}…{source[b.start:b.end].strip()}"
+            where = context(source, a.start, b.end)
+            lo, hi = sorted((a.value, b.value))
+            ends = [{n.value, n.value / 100} if n.percent else {n.value} for n in (a, b)]
+            if rules[a.start] == rules[b.start] == "b: code literal" and any(
+                ends[0] & band and ends[1] & band for band in bands
+            ):
+                report.findings.append(Finding(chapter, text, BAND_AS_RANGE, where, index))
+            elif any(lo <= m_lo and m_hi <= hi and (lo, hi) != (m_lo, m_hi) for m_lo, m_hi in measured):
+                report.findings.append(Finding(chapter, text, WIDER_THAN_MEASURED, where, index))
     return report
 
 

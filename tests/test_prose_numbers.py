@@ -4,9 +4,11 @@ of tests/prose_numbers.py). Reads the stored notebooks' JSON only; nothing is ex
 import pytest
 from prose_numbers import (
     BAD_DECLARATION,
+    BAND_AS_RANGE,
     RUN_DEPENDENT,
     UNSUPPORTED,
     WHY,
+    WIDER_THAN_MEASURED,
     chapters,
     check_chapter,
     check_notebook,
@@ -108,9 +110,9 @@ def test_percent_needs_a_printed_fraction_or_percent():
     assert flags(md("about 93% of them"), code("n = 93", out("93 sentences"))) == {"93%": UNSUPPORTED}
 
 
-def test_code_literals_and_asserted_ranges_support():
+def test_code_literals_support():
     cells = [
-        md("We train for 1,400 steps at a rate of 0.1; the loss ends between 0.4 and 0.6 on every machine."),
+        md("We train for 1,400 steps at a rate of 0.1; the loss ends below 0.6 on every machine."),
         code("STEPS = 1400\nLR = 0.1  # not 0.7\nloss = train(STEPS, LR)\nprint(f'{loss:.4f}')", out("0.5123"),
              ignore=True),
         code("assert 0.4 < loss < 0.6, loss"),
@@ -163,5 +165,31 @@ def test_review_examples_are_caught():
     }
 
 
+def test_an_assertions_band_is_not_a_measured_range():
+    # chapter 9: "between 530 and 590 in our runs", the bounds of an assert, where runs gave 540-572
+    train = code("ppl = train()\nprint(f'{ppl:.0f}')", out("556\n"), ignore=True)
+    band = code("assert 530 < ppl < 590, ppl")
+    for prose in ("a perplexity between 530 and 590 in our runs", "a perplexity of 530 to 590",
+                  "a perplexity from 530 to 590", "a perplexity of 530–590"):
+        assert flags(md(prose), train, band) == {"530…590": BAND_AS_RANGE}, prose
+    # percents against the fractions of the assert; and the ends of one assert only
+    assert flags(md("between 25% and 45% of the time"), code("assert 0.25 < a < 0.45")) == {"25%…45%": BAND_AS_RANGE}
+    assert flags(md("between 530 and 590"), code("assert 530 < a\nassert b < 590")) == {}
+    # the measured range, declared with its source, is what the prose should say
+    measured = "% prose-numbers: 540-572 (source: seeds 0-4, pinned and portable)\n"
+    assert flags(md(measured + "a perplexity of 540 to 572 in five runs"), train, band) == {}
+    # an "and" joins a range only after "between"; two numbers in a list are not a range
+    assert flags(md("rates of 530 and 590 steps"), band) == {}
+    # printed ends are the page's numbers, not a band
+    assert flags(md("between 530 and 590"), band, code("show()", out("530 ... 590\n"))) == {}
+
+
+def test_a_range_wider_than_the_declared_measured_one_is_caught():
+    declared = "% prose-numbers: 540-572 (source: seeds 0-4, pinned and portable)\n"
+    printed = code("show()", out("530 590\n"))
+    assert flags(md(declared + "between 530 and 590 in our runs"), printed) == {"530…590": WIDER_THAN_MEASURED}
+    assert flags(md(declared + "between 540 and 572 in our runs"), printed) == {}
+
+
 def test_every_category_has_a_reason():
-    assert set(WHY) == {UNSUPPORTED, RUN_DEPENDENT, BAD_DECLARATION}
+    assert set(WHY) == {UNSUPPORTED, RUN_DEPENDENT, BAD_DECLARATION, BAND_AS_RANGE, WIDER_THAN_MEASURED}
