@@ -475,20 +475,25 @@ def _grid(ax, x, y, rows, cols, colours, cell=0.36):
 
 
 def qkv_projections_diagram(n=4, d=6, d_k=3, d_v=2, ax=None,
-                            title="The same tokens, three projections"):
+                            title="The same tokens, three projections", through_output=False):
     """Chapter 3's Q = X W_Q, K = X W_K, V = X W_V drawn as matrices: X (n × d) with one
     colour per token row, each weight matrix (d × d_k or d × d_v) and each result, whose row r
-    comes from token r alone."""
+    comes from token r alone. through_output=True carries on to the output: the scores
+    S = Q Kᵀ (n × n), A = softmax(S) row by row, and Y = A V (n × d_v), where row r of Y is
+    the first row that mixes the tokens (the values of all of them, weighted by row r of A)."""
     if not (2 <= n <= 6 and 2 <= d <= 8 and 1 <= d_k <= 4 and 1 <= d_v <= 4):
         raise ValueError(f"draw with 2 <= n <= 6, 2 <= d <= 8 and d_k, d_v in 1..4; got n={n}, "
                          f"d={d}, d_k={d_k}, d_v={d_v}")
-    ax = _canvas(ax, (-0.3, 10.3), (-2.2, 9.2), (4.8, 5.5), title)
+    bottom = -8.6 if through_output else -2.2
+    ax = _canvas(ax, (-0.3, 10.3), (bottom, 9.2),
+                 (4.8, 9.0) if through_output else (4.8, 5.5), title)
     tokens = [plt.cm.Pastel1(r % 9) for r in range(n)]
     X = _grid(ax, 5.0, 7.7, n, d, tokens)
     ax.text(5.0 + X[2] / 2 + 0.2, 7.7, f"$X$\n$({n} \\times {d})$\none row\nper token",
             fontsize=10, va="center")
     roles = [("Q", d_k, "queries:\nwhat it\nlooks for"), ("K", d_k, "keys:\nwhat it is\nfound by"),
              ("V", d_v, "values:\nwhat it\nhands over")]
+    results = []
     for x, (name, size, role) in zip((1.6, 5.0, 8.4), roles):
         W = _grid(ax, x, 4.7, d, size, [_COLOURS["param"]] * d)
         ax.text(x + W[2] / 2 + 0.15, 4.7, f"$W_{name}$\n$({d} \\times {size})$", fontsize=10,
@@ -496,11 +501,34 @@ def qkv_projections_diagram(n=4, d=6, d_k=3, d_v=2, ax=None,
         _arrow(ax, (X[0] - X[2] / 2 + (x - 1.6) / 6.8 * X[2], X[1] - X[3] / 2 - 0.05),
                (x, W[1] + W[3] / 2 + 0.1))
         R = _grid(ax, x, 1.2, n, size, tokens)
+        results.append(R)
         _arrow(ax, (x, W[1] - W[3] / 2 - 0.05), (x, R[1] + R[3] / 2 + 0.1))
         ax.text(x + R[2] / 2 + 0.15, 1.2, f"${name} = X W_{name}$\n$({n} \\times {size})$",
                 fontsize=10, va="center")
         ax.text(x, -0.75, role, fontsize=9, ha="center", va="center", color="0.2")
-    ax.text(5.0, -1.95, "row $r$ of $Q$, $K$ and $V$ comes from token $r$ alone (same colour)",
+    if not through_output:
+        ax.text(5.0, -1.95, "row $r$ of $Q$, $K$ and $V$ comes from token $r$ alone (same colour)",
+                fontsize=9, ha="center", va="center", color="0.2")
+        return ax
+    # the attention: scores from Q and K, softmax row by row, then the weighted sum of V's rows
+    under = -1.45                                  # below the role labels
+    S = _grid(ax, 3.3, -2.9, n, n, tokens)
+    for x in (1.6, 5.0):
+        _arrow(ax, (x, under), (3.3 + (x - 3.3) * 0.25, S[1] + S[3] / 2 + 0.1))
+    ax.text(3.3 + S[2] / 2 + 0.15, -2.9, f"$S = Q K^\\top$\n$({n} \\times {n})$\nrow $i$: token "
+            "$i$'s\nscore for each key", fontsize=9.5, va="center")
+    A = _grid(ax, 3.3, -5.7, n, n, tokens)
+    _arrow(ax, (3.3, S[1] - S[3] / 2 - 0.05), (3.3, A[1] + A[3] / 2 + 0.1),
+           text="softmax of\neach row", text_offset=(0.12, 0.0), fontsize=9)
+    ax.text(3.3 - A[2] / 2 - 0.15, -5.7, f"$A$\n$({n} \\times {n})$\nrows sum\nto 1",
+            fontsize=9.5, va="center", ha="right")
+    Y = _grid(ax, 8.4, -5.7, n, d_v, tokens)
+    _arrow(ax, (8.4, under), (8.4, Y[1] + Y[3] / 2 + 0.1))
+    _arrow(ax, (A[0] + A[2] / 2 + 0.05, -5.7), (Y[0] - Y[2] / 2 - 0.1, -5.7))
+    ax.text(8.4, Y[1] - Y[3] / 2 - 0.2, f"$Y = A V$\n$({n} \\times {d_v})$\noutputs",
+            fontsize=9.5, ha="center", va="top")
+    ax.text(5.0, -8.0, "row $r$ of $Q$, $K$ and $V$ comes from token $r$ alone (same colour);\n"
+            "row $r$ of $Y$ mixes the values of all tokens, weighted by row $r$ of $A$",
             fontsize=9, ha="center", va="center", color="0.2")
     return ax
 
