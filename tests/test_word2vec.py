@@ -420,3 +420,104 @@ def test_record_in_manifest_lists_the_runs_with_their_command(tmp_path, monkeypa
     assert w2v.record_in_manifest() == [f"{w2v.FOLDER}/cbow.pt"]
     files = json.loads((data / "manifest.json").read_text())["files"]
     assert files[f"{w2v.FOLDER}/cbow.pt"]["source"] == w2v.REPRODUCE
+
+
+# ------------------------------------------------------------------------ the other seeds
+def test_analogy_scores_count_first_and_top_five_hits():
+    E, vocab = toy_vectors()
+    run = w2v.Word2VecResult(w2v.InputVectors(E), vocab, [1.0])
+    relations = {"male : female": [("man", "woman"), ("king", "queen"), ("prince", "princess")],
+                 "other": [("a", "b"), ("c", "king")]}
+    # every two pairs of a relation make one question, if all four words are in the vocabulary
+    assert w2v.analogy_questions(relations, vocab) == [
+        ("male : female", "man", "woman", "king", "queen"), ("other", "a", "b", "c", "king")]
+    scores = w2v.analogy_scores(run, relations)
+    assert list(scores) == ["male : female", "other"]  # in the relations' order
+    assert scores["male : female"] == [1, 1, 1]  # woman − man + king lands on queen
+    n, first, top5 = scores["other"]
+    assert n == 1 and first <= top5 <= 1
+    assert first == (run.analogy("a", "b", "c")[0][0] == "king")
+    assert w2v.analogy_scores(run, {"none": [("x", "y"), ("z", "w")]}) == {"none": [0, 0, 0]}
+
+
+def seed_corpus(n_sentences=300):
+    """The two-topic corpus with a few of its words renamed to the chapter's probe words."""
+    names = {"a0": "bank", "a1": "river", "a2": "shore", "b0": "money", "b1": "loan",
+             "b2": "financial", "a3": "king", "b3": "france", "a4": "film", "b4": "war",
+             "a5": "man", "a6": "woman", "b5": "paris", "b6": "rome", "a7": "french",
+             "b7": "japan", "a8": "album", "a9": "albums", "b8": "song"}
+    return [[names.get(w, w) for w in s] for s in two_topic_corpus(n_sentences)]
+
+
+@pytest.fixture
+def small_seed_runs(monkeypatch):
+    monkeypatch.setattr(w2v, "chapter_paragraphs", seed_corpus)
+    monkeypatch.setattr(w2v, "CHAPTER_RUNS", {
+        name: {**settings, "dim": 8, "epochs": 1, "min_count": 1, "subsample_t": None,
+               "batch_size": 512}
+        for name, settings in w2v.CHAPTER_RUNS.items()})
+    monkeypatch.setattr(w2v, "RESTRICT", 15)
+
+
+def test_train_seed_runs_writes_what_the_chapter_prints(tmp_path, small_seed_runs, capsys):
+    done = w2v.train_seed_runs([4, 5], tmp_path / "seeds", progress=False)
+    assert done.startswith("total") and "1 thread(s)" in done
+    assert "skipgram seed 4: analogies @1" in capsys.readouterr().out
+    log = w2v.load_seed_results(tmp_path / "seeds")
+    assert log["command"] == "python -m minformer.word2vec --seeds 4 5" and log["seeds"] == [4, 5]
+    assert log["probe_words"] == list(w2v.PROBE_WORDS) and log["bank_words"] == list(w2v.BANK_WORDS)
+    assert "seed" not in log["runs"]["cbow"] and log["runs"]["cbow"]["dim"] == 8
+    assert log["relations"]["present : past"][0] == ["play", "played"]
+    assert set(log["results"]) == {"4", "5"} and set(log["seconds"]) == {
+        "skipgram-seed4", "cbow-seed4", "skipgram-seed5", "cbow-seed5"}
+    runs = log["results"]["4"]
+    for summary in runs.values():
+        assert set(summary) == {"neighbours", "bank", "examples", "analogies", "last_loss"}
+        assert all(len(near) == w2v.NEIGHBOURS for near in summary["neighbours"].values())
+        assert list(summary["examples"]) == ["man : king :: woman", "paris : france :: rome",
+                                             "france : french :: japan", "album : albums :: song"]
+        assert all(-1 <= c <= 1 for c in summary["bank"].values())
+        # the test set's words are missing from this corpus: no question is asked
+        assert summary["analogies"]["present : past"] == [0, 0, 0]
+    assert runs["skipgram"] != log["results"]["5"]["skipgram"]  # another seed, another run
+    # seeded: the same seed gives the same results
+    w2v.train_seed_runs([4], tmp_path / "again", progress=False)
+    assert w2v.load_seed_results(tmp_path / "again")["results"]["4"] == runs
+    with pytest.raises(FileNotFoundError, match="train_seed_runs"):
+        w2v.load_seed_results(tmp_path)
+
+
+@pytest.mark.parametrize("seeds, message", [([], "non-empty list"), ([1, 1], "differ"),
+                                            ([-1], "seed must be an int ≥ 0"), ("12", "list")])
+def test_train_seed_runs_refuses_bad_seeds_before_training(seeds, message, tmp_path):
+    with pytest.raises(ValueError, match=message):
+        w2v.train_seed_runs(seeds, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_seeds_command_trains_into_out_or_refuses(tmp_path, small_seed_runs, capsys):
+    assert w2v.main(["--seeds", "2", "--out", str(tmp_path / "s")]) == 0
+    assert [p.name for p in (tmp_path / "s").iterdir()] == ["results.json"]
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("total")
+    for argv, message in ((["--seeds", "-1"], "seed must be an int ≥ 0"),
+                          (["--seeds", "1", "--threads", "0"], "threads")):
+        with pytest.raises(SystemExit) as exit_:
+            w2v.main([*argv, "--out", str(tmp_path / "bad")])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+
+
+def test_the_shipped_seed_results_cover_the_chapters_questions():
+    log = w2v.load_seed_results()  # checked against data/manifest.json
+    assert log["seeds"] == list(w2v.OTHER_SEEDS) and log["command"] == w2v.seeds_command()
+    assert log["runs"] == {name: {k: v for k, v in s.items() if k != "seed"}
+                           for name, s in w2v.CHAPTER_RUNS.items()}
+    assert log["relations"] == {r: [list(p) for p in pairs]
+                                for r, pairs in w2v.ANALOGY_RELATIONS.items()}
+    for seed in ("1", "2", "3"):
+        for name in ("skipgram", "cbow"):
+            summary = log["results"][seed][name]
+            assert list(summary["neighbours"]) == list(w2v.PROBE_WORDS)
+            # the chapter's 60 questions: 10 per relation (budapest is below min_count)
+            assert all(row[0] == 10 for row in summary["analogies"].values())
+            assert 1.0 < summary["last_loss"] < 2.3

@@ -790,13 +790,162 @@ def record_in_manifest(folder=None) -> list[str]:
     return record_shipped(FOLDER, REPRODUCE, folder)
 
 
+# ------------------------------------------------------------------------ the other seeds
+# The chapter shows one run of each model (seed 0). `python -m minformer.word2vec --seeds 1 2 3`
+# trains both again from other seeds, with the same settings, and ships only what the chapter
+# prints of them (no vectors): data/checkpoints/word2vec-seeds/results.json.
+SEEDS_FOLDER = "checkpoints/word2vec-seeds"  # under data/
+OTHER_SEEDS = (1, 2, 3)
+PROBE_WORDS = ("king", "france", "film", "war", "river", "money", "bank")  # neighbours: 6 each
+NEIGHBOURS, RESTRICT = 6, 10_000  # among the 10,000 most frequent words
+BANK_WORDS = ("river", "shore", "money", "loan", "financial")  # cos(bank, w)
+EXAMPLE_ANALOGIES = (("man", "king", "woman"), ("paris", "france", "rome"),
+                     ("france", "french", "japan"), ("album", "albums", "song"))  # 5 answers each
+ANALOGY_RELATIONS = {  # the chapter's test set: every two pairs of a kind make one analogy
+    "capital : country": [("paris", "france"), ("london", "england"), ("rome", "italy"),
+                          ("berlin", "germany"), ("madrid", "spain"), ("budapest", "hungary")],
+    "country : nationality": [("france", "french"), ("germany", "german"), ("italy", "italian"),
+                              ("spain", "spanish"), ("japan", "japanese")],
+    "male : female": [("man", "woman"), ("king", "queen"), ("father", "mother"),
+                      ("son", "daughter"), ("brother", "sister")],
+    "singular : plural": [("game", "games"), ("album", "albums"), ("song", "songs"),
+                          ("city", "cities"), ("ship", "ships")],
+    "present : past": [("play", "played"), ("write", "wrote"), ("go", "went"), ("take", "took"),
+                       ("give", "gave")],
+    "adjective : comparative": [("large", "larger"), ("small", "smaller"), ("high", "higher"),
+                                ("long", "longer"), ("great", "greater")],
+}
+
+
+def seeds_command(seeds: Sequence[int] = OTHER_SEEDS) -> str:
+    """The command line that writes the other seeds' results."""
+    return f"{REPRODUCE} --seeds {' '.join(str(s) for s in seeds)}"
+
+
+def analogy_questions(relations: dict, vocab: Vocab) -> list[tuple[str, str, str, str, str]]:
+    """(relation, a, b, c, d) for every two pairs (a, b), (c, d) of a relation, in order, whose
+    four words are all in ``vocab`` (the others are left out)."""
+    from itertools import combinations
+
+    return [(relation, a, b, c, d) for relation, pairs in relations.items()
+            for (a, b), (c, d) in combinations(pairs, 2)
+            if all(w in vocab for w in (a, b, c, d))]
+
+
+def analogy_scores(run: Word2VecResult, relations: dict | None = None) -> dict:
+    """{relation: [questions, hits@1, hits@5]}: how often ``d`` is the best answer to
+    ``a : b :: c : ?`` (3CosAdd, a, b and c excluded), and how often among the best five."""
+    relations = ANALOGY_RELATIONS if relations is None else relations
+    table = {relation: [0, 0, 0] for relation in relations}
+    for relation, a, b, c, d in analogy_questions(relations, run.vocab):
+        answers = [w for w, _ in run.analogy(a, b, c, k=5)]
+        row = table[relation]
+        row[0] += 1
+        row[1] += answers[0] == d
+        row[2] += d in answers
+    return table
+
+
+def run_summary(run: Word2VecResult) -> dict:
+    """What chapter 11 prints of a run: the neighbours of PROBE_WORDS (NEIGHBOURS each, among the
+    RESTRICT most frequent words), cos(bank, w) for BANK_WORDS (4 decimals), the best five answers
+    to EXAMPLE_ANALOGIES, the analogy scores (:func:`analogy_scores`) and the mean loss of the
+    last 50 batches."""
+    return {
+        "neighbours": {w: [x for x, _ in run.most_similar(w, k=NEIGHBOURS, restrict=RESTRICT)]
+                       for w in PROBE_WORDS},
+        "bank": {w: round(run.similarity("bank", w), 4) for w in BANK_WORDS},
+        "examples": {f"{a} : {b} :: {c}": [x for x, _ in run.analogy(a, b, c, k=5)]
+                     for a, b, c in EXAMPLE_ANALOGIES},
+        "analogies": analogy_scores(run),
+        "last_loss": round(float(np.mean(run.losses[-50:])), 4),
+    }
+
+
+def train_seed_runs(seeds: Sequence[int] = OTHER_SEEDS, out=None, threads: int | None = 1,
+                    progress: bool = True) -> str:
+    """Train chapter 11's two runs (CHAPTER_RUNS) again from each of ``seeds`` and write
+    ``out``/results.json (default data/checkpoints/word2vec-seeds): per seed and model, its
+    :func:`run_summary`, measured on the input vectors rounded to float16 as the shipped runs
+    are; with the probe words, the analogy test set, the settings, torch's version, the threads,
+    the machine and the seconds. Prints a line per run; returns the total time."""
+    import json
+    import time
+    from pathlib import Path
+
+    from .utils import data_dir
+
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
+        raise ValueError(f"seeds must be a non-empty list of ints; got {seeds!r}")
+    seeds = [validate.integer(s, "seed", minimum=0) for s in seeds]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must differ from each other; got {seeds}")
+    if threads is not None:
+        torch.set_num_threads(validate.positive_int(threads, "threads"))
+    out = Path(out) if out is not None else data_dir() / SEEDS_FOLDER
+    paragraphs = chapter_paragraphs()
+    results, seconds = {}, {}
+    start, cpu = time.perf_counter(), time.process_time()
+    for seed in seeds:
+        results[str(seed)] = {}
+        for name, settings in CHAPTER_RUNS.items():
+            began = time.perf_counter()
+            run = train_word2vec(paragraphs, progress=progress, **{**settings, "seed": seed})
+            seconds[f"{name}-seed{seed}"] = round(time.perf_counter() - began, 1)
+            shipped_like = Word2VecResult(InputVectors(run.model.vectors().half().float()),
+                                          run.vocab, run.losses)
+            summary = results[str(seed)][name] = run_summary(shipped_like)
+            hits = np.sum(list(summary["analogies"].values()), axis=0)
+            print(f"{name} seed {seed}: analogies @1 {hits[1]}, @5 {hits[2]} of {hits[0]} "
+                  f"({seconds[f'{name}-seed{seed}']:.0f} s)", flush=True)
+    log = {"command": seeds_command(seeds), "seeds": seeds,
+           "runs": {name: {k: v for k, v in s.items() if k != "seed"}
+                    for name, s in CHAPTER_RUNS.items()},
+           "probe_words": list(PROBE_WORDS), "neighbours": NEIGHBOURS, "restrict": RESTRICT,
+           "bank_words": list(BANK_WORDS),
+           "relations": {r: [list(p) for p in pairs] for r, pairs in ANALOGY_RELATIONS.items()},
+           "results": results, "seconds": seconds, "torch": torch.__version__,
+           "threads": torch.get_num_threads(), "machine": cpu_name()}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
+    return (f"total {time.perf_counter() - start:.0f} s of wall clock, "
+            f"{time.process_time() - cpu:.0f} s of CPU, {torch.get_num_threads()} thread(s)")
+
+
+def load_seed_results(folder=None) -> dict:
+    """The other seeds' results (results.json of data/checkpoints/word2vec-seeds, checked against
+    data/manifest.json, or read from ``folder``), as :func:`train_seed_runs` wrote them:
+    ``log["results"][seed][model]`` is a :func:`run_summary`, seeds as strings."""
+    import json
+
+    return json.loads(read_shipped(SEEDS_FOLDER, "results.json", folder, "train_seed_runs"))
+
+
 def main(argv=None) -> int:
-    """``python -m minformer.word2vec [--out DIR] [--threads N]``: retrain chapter 11's runs
+    """``python -m minformer.word2vec [--out DIR] [--threads N] [--seeds S ...]``: retrain chapter
+    11's runs, or with ``--seeds`` train the other seeds' runs and write their results
     (:func:`minformer.data.retrain_command`)."""
+
+    def options(parser):
+        parser.add_argument(
+            "--seeds", type=int, nargs="+",
+            help="instead of the chapter's runs, train both models from these seeds (the "
+                 "chapter's: 1 2 3) with the same settings and write only their results, to "
+                 f"data/{SEEDS_FOLDER}/results.json by default (about 2 minutes per seed on one thread)")
+
+    def train(args):
+        if args.seeds is None:
+            train_chapter_runs(args.out, args.threads)
+            return None
+        done = train_seed_runs(args.seeds, args.out, args.threads)
+        if args.out is None:
+            record_shipped(SEEDS_FOLDER, seeds_command(args.seeds))
+        return done
+
     return retrain_command(
         argv, FOLDER, REPRODUCE,
-        "Retrain chapter 11's skip-gram and CBOW runs into data/checkpoints/word2vec. About 2 "
-        "minutes on one thread.", lambda args: train_chapter_runs(args.out, args.threads))
+        "Retrain chapter 11's skip-gram and CBOW runs into data/checkpoints/word2vec (about 2 "
+        "minutes on one thread), or with --seeds the runs from other seeds.", train, options)
 
 
 if __name__ == "__main__":
