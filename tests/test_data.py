@@ -60,9 +60,9 @@ def test_every_file_matches_its_checksum_and_size():
     # the 6 of chapter 12's pretraining runs, the 3 of chapter 9's GRU language model, the 5 of
     # chapter 11's word2vec runs, the 9 of chapter 9's shipped encoder-decoders (seeds 0 and 1),
     # chapter 13's slower-learning-rate history, the 25 of chapter 7's shipped sorters, chapter
-    # 14's comparison of variants, chapter 12's fine-tuning accuracies and chapter 11's other
-    # seeds' results
-    assert len(files) == 79
+    # 14's comparison of variants, chapter 12's fine-tuning accuracies, chapter 11's other
+    # seeds' results and chapter 8's is-it-sorted runs
+    assert len(files) == 80
     for name, entry in files.items():
         raw = (DATA / name).read_bytes()
         assert len(raw) == entry["bytes"], name
@@ -411,7 +411,7 @@ def test_retrain_command_trains_records_and_reports(tmp_path, monkeypatch, capsy
 
 
 @pytest.mark.parametrize("module", ["pretrain", "word2vec", "gru_lm", "bottleneck", "norm_placement",
-                                    "race", "variants", "fine_tune"])
+                                    "race", "variants", "fine_tune", "position_runs"])
 def test_each_retraining_command_names_its_folder_and_refuses_bad_threads(module, tmp_path, capsys):
     mod = importlib.import_module(f"minformer.{module}")
     with pytest.raises(SystemExit) as exit_:
