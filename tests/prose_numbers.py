@@ -67,7 +67,8 @@ d. **assertion band as range**: both ends are numbers of one `assert` statement 
    assertion allows is the test's business; the prose gives the spread the runs measured;
 e. **wider than measured**: the markdown cell declares a measured range,
    `% prose-numbers: 540-572 (source: seeds 0-4, ...)`, and the prose range contains it and is
-   wider (quoting "between 530 and 590" for runs that gave 540-572).
+   wider (quoting "between 530 and 590" for runs that gave 540-572), unless that wider range is
+   declared too (the spread over more runs, which its source names).
 
 A number that matches only run-dependent outputs (cells tagged `nbval-ignore-output`, sanitized
 spans, progress lines) is flagged **run-dependent**: if it quotes one machine's run exactly, state
@@ -668,7 +669,9 @@ def check_notebook(nb: dict, chapter: str = "notebook", sanitizers: list[re.Patt
                 ends[0] & band and ends[1] & band for band in bands
             ):
                 report.findings.append(Finding(chapter, text, BAND_AS_RANGE, where, index))
-            elif any(lo <= m_lo and m_hi <= hi and (lo, hi) != (m_lo, m_hi) for m_lo, m_hi in measured):
+            elif (lo, hi) not in measured and any(
+                lo <= m_lo and m_hi <= hi and (lo, hi) != (m_lo, m_hi) for m_lo, m_hi in measured
+            ):  # a range declared itself (a wider set of runs, named in its source) is measured too
                 report.findings.append(Finding(chapter, text, WIDER_THAN_MEASURED, where, index))
     return report
 

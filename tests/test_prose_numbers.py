@@ -189,6 +189,9 @@ def test_a_range_wider_than_the_declared_measured_one_is_caught():
     printed = code("show()", out("530 590\n"))
     assert flags(md(declared + "between 530 and 590 in our runs"), printed) == {"530…590": WIDER_THAN_MEASURED}
     assert flags(md(declared + "between 540 and 572 in our runs"), printed) == {}
+    # the spread over more runs, declared with its own source, is measured too
+    more = "% prose-numbers: 530-590 (source: seeds 0-9 on two machines)\n"
+    assert flags(md(declared + more + "540 to 572 here, 530 to 590 over all runs"), printed) == {}
 
 
 def test_every_category_has_a_reason():
