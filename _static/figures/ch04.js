@@ -156,7 +156,7 @@
       })();
     }
 
-    root.appendChild(F.el("p", {class: "mff-title"}, ["Grow d_k: unscaled rows turn one-hot and stop passing gradient"]));
+    root.appendChild(F.el("p", {class: "mff-title"}, ["Grow d_k: unscaled rows turn one-hot; their gradients scatter, then collapse"]));
     var controls = F.el("div", {class: "mff-controls"});
     var slider = F.control("range", "d_k", {min: 0, max: SIZES.length - 1, step: 1, "data-input": "dk"});
     controls.appendChild(slider.box);

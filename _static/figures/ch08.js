@@ -100,7 +100,7 @@
     // the dot product against the offset
     var PW = 300, PH = 120, left = 30, top = 8, bottom = 26;
     var prof = compute(0, 0).profile;
-    var lo = Math.min.apply(null, prof), hi = D / 2;
+    var lo = Math.min(0, Math.min.apply(null, prof)), hi = D / 2; // the axis at 0, as labelled
     function X(m) { return left + m / PROFILE * (PW - left - 6); }
     function Y(v) { return top + (hi - v) / (hi - lo) * (PH - top - bottom); }
     var chart = F.svgEl("svg", {viewBox: "0 0 " + PW + " " + PH, width: PW, height: PH, role: "img",
