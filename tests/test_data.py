@@ -61,8 +61,8 @@ def test_every_file_matches_its_checksum_and_size():
     # chapter 11's word2vec runs, the 9 of chapter 9's shipped encoder-decoders (seeds 0 and 1),
     # chapter 13's slower-learning-rate history, the 25 of chapter 7's shipped sorters, chapter
     # 14's comparison of variants, chapter 12's fine-tuning accuracies, chapter 11's other
-    # seeds' results and chapter 8's is-it-sorted runs
-    assert len(files) == 80
+    # seeds' results, chapter 8's is-it-sorted runs and chapter 7's warmup runs
+    assert len(files) == 81
     for name, entry in files.items():
         raw = (DATA / name).read_bytes()
         assert len(raw) == entry["bytes"], name
@@ -298,6 +298,18 @@ def _build_module():
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
     return build
+
+
+def test_every_shipped_checkpoint_keeps_the_command_that_wrote_it():
+    # a rebuild lists the checkpoints with their commands: every folder's, the newer ones too
+    # (their commands are recorded in the manifest by record_shipped, not in TRAINED_BY)
+    build = _build_module()
+    files = json.loads((DATA / "manifest.json").read_text())["files"]
+    for name in files:
+        if name.startswith("checkpoints/"):
+            assert build.trained_by(name).startswith("python -m minformer."), name
+    with pytest.raises(ValueError, match="checkpoints/nowhere/x.json.*TRAINED_BY"):
+        build.trained_by("checkpoints/nowhere/x.json")
 
 
 def test_build_refuses_a_wheel_with_another_checksum(tmp_path):
