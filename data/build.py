@@ -69,6 +69,21 @@ TRAINED_BY = {  # the command that trained each checkpoint folder
     "bottleneck": "python -m minformer.bottleneck",
     "norm-placement": "python -m minformer.norm_placement",
 }
+
+
+def trained_by(name: str) -> str:
+    """The command that wrote a shipped checkpoint file: the one its manifest entry records
+    (``minformer.data.record_shipped`` writes it), else its folder's in TRAINED_BY."""
+    recorded = json.loads((DATA_DIR / "manifest.json").read_text(encoding="utf-8"))["files"]
+    if name in recorded and recorded[name].get("source"):
+        return recorded[name]["source"]
+    folder = name.split("/")[1]
+    if folder not in TRAINED_BY:
+        raise ValueError(f"{name}: no command recorded for it in data/manifest.json, and its folder "
+                         f"{folder!r} is not in data/build.py's TRAINED_BY")
+    return TRAINED_BY[folder]
+
+
 # pairs; filled in this order. "holdout" (never tuned on) and "extra" (every short pair left, None:
 # no limit) only serve the longer-trained translator of chapter 13; the first three are unchanged
 # by their existence, since a group goes to the first split with room.
@@ -263,7 +278,7 @@ def build(wheel: Path, out: Path, verbose: bool = True) -> dict:
     for path in sorted((DATA_DIR / CHECKPOINTS).rglob("*")):
         if path.is_file():
             trained[path.relative_to(DATA_DIR).as_posix()] = path.read_bytes()
-    sources.update({name: TRAINED_BY[name.split("/")[1]] for name in trained})
+    sources.update({name: trained_by(name) for name in trained})
     manifest = {
         "about": "sha256 and size in bytes of each data file; rebuild with `python data/build.py`",
         "source_wheel": {"name": WHEEL_NAME, "sha256": WHEEL_SHA256},
