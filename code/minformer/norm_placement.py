@@ -247,7 +247,7 @@ def main(argv=None) -> int:
     return retrain_command(
         argv, FOLDER, REPRODUCE,
         "Retrain chapter 7's shipped sorters (post- and pre-norm at two learning rates, seeds 0, 1 "
-        "and 2) into data/checkpoints/norm-placement. About a minute on one thread.",
+        "and 2) into data/checkpoints/norm-placement. About two minutes on one thread.",
         lambda args: train_runs(args.out, args.seeds, args.threads), options=_warmup_option,
         seeds=SEEDS)
 
