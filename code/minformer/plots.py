@@ -262,13 +262,13 @@ def transformer_layers_diagram(axes=None, title=None):
     _sublayer_stack(enc, 1.6, 0.0,
                     [("multi-head\nself-attention", "op", None),
                      ("feed-forward\n(position-wise)", "op", None)],
-                    "$X$  $(b, t_{src}, D)$", "to the next layer")
+                    "$X$  $(b, t_{src}, d_{model})$", "to the next layer")
     enc.set_title("Encoder layer")
     _sublayer_stack(dec, 1.6, 0.0,
                     [("masked multi-head\nself-attention", "op", None),
                      ("multi-head\ncross-attention", "op", "K, V: encoder\noutput"),
                      ("feed-forward\n(position-wise)", "op", None)],
-                    "$Y$  $(b, t_{tgt}, D)$", "to the next layer")
+                    "$Y$  $(b, t_{tgt}, d_{model})$", "to the next layer")
     dec.text(1.6 + 1.55, 1.35 + 0.55, "causal\nmask", fontsize=8, va="center")
     dec.text(1.6 + 1.55, 3.9 + 0.6, "Q: decoder", fontsize=8, va="center")
     dec.set_title("Decoder layer")
