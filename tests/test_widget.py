@@ -54,10 +54,15 @@ def test_script_copies_rebuild_the_weights_byte_for_byte(tmp_path, monkeypatch):
     (tmp_path / "w.bin").write_bytes(weights)
     model = {"weights": {"file": "w.bin"}, "config": {"d_model": 4}}
     (tmp_path / "model.json").write_text(json.dumps(model))
-    (tmp_path / "weights-07.js").write_text("stale")
+    monkeypatch.setattr(widget, "CHUNK", 200)
+    assert len(write_script_copies(tmp_path)) == 15  # an earlier, longer export
+    (tmp_path / "weights-mine.js").write_text("a reader's own file")
+    (tmp_path / "weights-20.js").write_text("a reader's own file too")
+    monkeypatch.setattr(widget, "CHUNK", 1000)
     paths = write_script_copies(tmp_path)
     assert [p.name for p in paths] == ["weights-00.js", "weights-01.js", "weights-02.js"]
-    assert not (tmp_path / "weights-07.js").exists()  # an old copy is removed
+    assert not (tmp_path / "weights-07.js").exists()  # the old copy's chunks are removed
+    assert (tmp_path / "weights-mine.js").exists() and (tmp_path / "weights-20.js").exists()
     chunks, count, read = {}, None, None
     for p in paths:
         for line in p.read_text().splitlines():
@@ -107,3 +112,38 @@ def test_the_page_uses_the_commands_minimum_length():
     assert found and (float(found[0][0]), int(found[0][1])) == (MIN_LENGTH_RATIO, MIN_LENGTH_SLACK)
     for name in ("MIN_LENGTH_RATIO", "MIN_LENGTH_SLACK"):  # defined, sent to the worker, in-page
         assert source.count(name) >= 3
+
+
+@pytest.mark.parametrize("name", ["../outside.bin", "/etc/passwd", "sub/w.bin", "..", "", 3])
+def test_script_copies_never_read_outside_their_folder(tmp_path, name):
+    from minformer.widget import export_size
+
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (tmp_path / "outside.bin").write_bytes(b"secret")
+    (folder / "model.json").write_text(json.dumps({"weights": {"file": name}}))
+    for fn in (write_script_copies, export_size):
+        with pytest.raises(ValueError, match="model.json"):
+            fn(folder)
+    assert list(folder.glob("weights-*.js")) == []
+
+
+def test_script_copies_refuse_a_link_out_of_the_folder(tmp_path):
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (tmp_path / "outside.bin").write_bytes(b"secret")
+    (folder / "w.bin").symlink_to(tmp_path / "outside.bin")
+    (folder / "model.json").write_text(json.dumps({"weights": {"file": "w.bin"}}))
+    with pytest.raises(ValueError, match="outside"):
+        write_script_copies(folder)
+
+
+@pytest.mark.parametrize("text, message", [("{", "is not JSON"), ("[1]", "names no weights"),
+                                           ('{"weights": {}}', "names no weights")])
+def test_script_copies_name_a_damaged_model_json(tmp_path, text, message):
+    (tmp_path / "model.json").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        write_script_copies(tmp_path)
+    (tmp_path / "model.json").write_text('{"weights": {"file": "gone.bin"}}')
+    with pytest.raises(FileNotFoundError, match="gone.bin"):
+        write_script_copies(tmp_path)

@@ -86,8 +86,36 @@ def export_size(folder=None) -> str:
     """The size of the export's weights file in ``folder`` (default: the book's static folder),
     as the button announces it: "14.6 MB"."""
     folder = Path(folder) if folder is not None else STATIC
-    model = json.loads((folder / "model.json").read_text(encoding="utf-8"))
-    return f"{(folder / model['weights']['file']).stat().st_size / 1e6:.1f} MB"
+    return f"{_weights_path(folder).stat().st_size / 1e6:.1f} MB"
+
+
+def _weights_path(folder: Path) -> Path:
+    """The weights file that ``folder/model.json`` names: a plain file name in ``folder`` itself,
+    never a path (``../secret``, ``/etc/passwd``) that would read a file outside it."""
+    model_path = folder / "model.json"
+    if not model_path.is_file():
+        raise FileNotFoundError(f"{model_path} is missing: run `make export-translator` first")
+    try:
+        model = json.loads(model_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{model_path} is not JSON ({err}): run `make export-translator` "
+                         "again") from None
+    name = model.get("weights", {}).get("file") if isinstance(model, dict) and isinstance(
+        model.get("weights"), dict) else None
+    if not isinstance(name, str):
+        raise ValueError(f"{model_path} names no weights file (model['weights']['file']); got "
+                         f"{name!r}: run `make export-translator` again")
+    if name in ("", ".", "..") or Path(name).name != name or "/" in name or "\\" in name:
+        raise ValueError(f"{model_path} names the weights file {name!r}, which is not a file name "
+                         f"in {folder}: the export only reads files beside model.json")
+    path = folder / name
+    if path.is_symlink() and path.resolve().parent != folder.resolve():
+        raise ValueError(f"{path} is a link to {path.resolve()}, outside {folder}: the export "
+                         "only reads files beside model.json")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}, the weights file that {model_path} names, is missing: "
+                                "run `make export-translator` again")
+    return path
 
 
 FRAGMENT = "widget.html"  # the file the book's pages include
@@ -115,18 +143,25 @@ def write_script_copies(folder=None) -> list[Path]:
     """The export in ``folder`` (default: the book's static folder) as script files a page opened
     from ``file://`` can load: ``weights-00.js`` sets ``MinformerWeights.model`` (model.json) and
     ``.count``, and each ``weights-NN.js`` pushes one base64 chunk of the weights file, in order.
-    Returns the paths written. The engine checks the weights' sha256 after joining them."""
+    Returns the paths written. The engine checks the weights' sha256 after joining them.
+
+    The weights file must be a plain name beside model.json (a ``../`` or absolute path is
+    refused, so nothing outside ``folder`` is read). Files are only overwritten under the exact
+    names written; a stale ``weights-NN.js`` of an earlier, longer export is removed only if it
+    starts as this function's files do, so a reader's own files are never deleted."""
     folder = Path(folder) if folder is not None else STATIC
-    model_path = folder / "model.json"
-    if not model_path.is_file():
-        raise FileNotFoundError(f"{model_path} is missing: run `make export-translator` first")
-    model = json.loads(model_path.read_text(encoding="utf-8"))
-    weights = (folder / model["weights"]["file"]).read_bytes()
+    weights_path = _weights_path(folder)
+    model = json.loads((folder / "model.json").read_text(encoding="utf-8"))
+    weights = weights_path.read_bytes()
     chunks = [weights[i:i + CHUNK] for i in range(0, len(weights), CHUNK)] or [b""]
+    head = _SCRIPT_HEAD
+    written = {f"weights-{i:02d}.js" for i in range(len(chunks))}
     for old in folder.glob("weights-*.js"):
-        old.unlink()
+        # a stale chunk of an earlier, longer export; only files this function wrote (their
+        # name and first line are its own) are removed, never a reader's own weights-*.js
+        if old.name not in written and _SCRIPT_NAME.fullmatch(old.name) and _written_here(old):
+            old.unlink()
     paths = []
-    head = "var MinformerWeights = window.MinformerWeights = window.MinformerWeights || {chunks: []};\n"
     for i, chunk in enumerate(chunks):
         body = head
         if i == 0:
@@ -137,6 +172,20 @@ def write_script_copies(folder=None) -> list[Path]:
         path.write_text(body, encoding="ascii")
         paths.append(path)
     return paths
+
+
+_SCRIPT_HEAD = ("var MinformerWeights = window.MinformerWeights = window.MinformerWeights || "
+                "{chunks: []};\n")
+_SCRIPT_NAME = re.compile(r"weights-\d{2,}\.js")
+
+
+def _written_here(path: Path) -> bool:
+    """Whether ``path`` starts as :func:`write_script_copies` writes its files."""
+    try:
+        with path.open("rb") as f:
+            return f.read(len(_SCRIPT_HEAD)) == _SCRIPT_HEAD.encode("ascii")
+    except OSError:
+        return False
 
 
 ENGLISH_DATA = "english-data.js"  # beside english.js, which holds the rule itself
