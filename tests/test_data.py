@@ -451,3 +451,48 @@ def test_cpu_name_reads_the_processor_or_falls_back(monkeypatch):
     monkeypatch.setattr(data.platform, "processor", lambda: "")
     monkeypatch.setattr(data.platform, "machine", lambda: "arm64")
     assert data.cpu_name() == "arm64"
+
+
+@pytest.mark.parametrize("module, argv, message", [
+    ("bottleneck", ["--seeds", "3"], r"--seeds 3 differs from the shipped runs' \(0 1\).*--out DIR"),
+    ("variants", ["--seeds", "0"], r"--seeds 0 differs from the shipped runs'"),
+    ("race", ["--seeds", "0", "1", "2"], r"--seeds 0 1 2 differs"),
+    ("gru_lm", ["--steps", "5"], r"--steps 5 differs from the shipped runs' \(1200\)"),
+    ("pretrain", ["--steps", "5"], r"--steps 5 differs from the shipped runs'"),
+    ("bottleneck", ["--seeds", "0", "0", "--out", "{tmp}/x"], "lists a seed twice: 0 0"),
+    ("bottleneck", ["--seeds", "-1", "--out", "{tmp}/x"], r"seeds must be ints ≥ 0; got -1"),
+    ("gru_lm", ["--out", "{tmp}/a-file"], r"--out .*a-file is a file: give a folder"),
+    ("variants", ["--out", "{tmp}/a-file/sub"], r"--out .*sub lies under the file .*a-file"),
+])
+def test_retraining_commands_refuse_settings_that_would_break_the_shipped_folder(
+        module, argv, message, tmp_path, capsys, monkeypatch):
+    """Without --out, the shipped folder is retrained only with the shipped seeds and steps (a
+    `--seeds 3` there would leave the chapter's loader saying 'seed 1 is not shipped'); --out
+    must be a folder. All usage errors (status 2), before anything is trained."""
+    mod = importlib.import_module(f"minformer.{module}")
+    (tmp_path / "a-file").write_text("not a folder")
+    trained = []
+    for name in ("train_runs", "train_gru_lm", "train_pretrained", "train_race"):
+        monkeypatch.setattr(mod, name, lambda *a, **k: trained.append(a), raising=False)
+    with pytest.raises(SystemExit) as exit_:
+        mod.main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    assert exit_.value.code == 2 and trained == []
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_retrain_command_prints_a_line_not_a_log_dict_and_names_a_folder_it_cannot_write(
+        tmp_path, capsys):
+    def run(train, *argv):
+        return data.retrain_command(["--out", str(tmp_path / "o"), *argv], "checkpoints/run",
+                                    "python -m run", "Retrain it.", train, seeds=(0, 1))
+
+    assert run(lambda args: {"steps": 3, "seconds": 1.5}) == 0
+    assert capsys.readouterr().out == f"done: the runs are in {tmp_path / 'o'}\n"
+    assert run(lambda args: None) == 0 and capsys.readouterr().out == ""
+
+    def unwritable(args):
+        raise PermissionError(13, "Permission denied", str(args.out))
+
+    assert run(unwritable) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("python -m run: error: [Errno 13] Permission denied") and "Traceback" not in err

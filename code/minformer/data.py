@@ -26,11 +26,12 @@ import json
 import os
 import platform
 import re
+import sys
 from pathlib import Path
 
 import torch
 
-from .utils import data_dir, run_command
+from .utils import OutputError, data_dir, run_command
 
 SPLITS = ("train", "valid", "test", "holdout", "extra", "long_train", "long_valid", "long_test")
 WIKITEXT_SPLITS = ("train", "valid", "test")
@@ -177,8 +178,12 @@ def retrain_command(argv, folder: str, command: str, description: str, train, op
     ``--out DIR`` (default data/<folder>, then recorded with :func:`record_shipped`), ``--threads
     N`` (default 1), with ``seeds`` (the shipped seeds) ``--seeds S ...`` (default those), and
     what ``options(parser)`` adds. ``train(args)`` trains; a ValueError from
-    it is a usage error (status 2, its message named), and the line it returns, if any, is printed
-    last. A closed standard output or Ctrl-C ends it as :func:`minformer.utils.run_command` says."""
+    it is a usage error (status 2, its message named), an OSError (a folder it cannot write) one
+    line on stderr and status 1; the line it returns, if a str, is printed last, and for anything
+    else but None a line naming the folder. Without ``--out``, ``--seeds`` and ``--steps`` must be the shipped
+    runs' (the defaults): other settings go to a folder of their own; ``--out`` must not be a
+    file, and seeds are distinct ints ≥ 0 (all usage errors, status 2, before any training). A
+    closed standard output or Ctrl-C ends it as :func:`minformer.utils.run_command` says."""
 
     def _main(argv) -> int:
         parser = argparse.ArgumentParser(prog=command, description=description)
@@ -191,17 +196,59 @@ def retrain_command(argv, folder: str, command: str, description: str, train, op
         if options is not None:
             options(parser)
         args = parser.parse_args(argv)
+        _check_retrain_args(parser, args, folder)
         try:
             done = train(args)
         except ValueError as err:
             parser.error(str(err))
+        except OSError as err:
+            if isinstance(err, (BrokenPipeError, OutputError)):
+                raise
+            print(f"{command}: error: {err}", file=sys.stderr)
+            return 1
         if args.out is None:
             record_shipped(folder, command)
-        if done:
-            print(done)
+        where = args.out if args.out is not None else f"data/{folder}"
+        if done is not None:  # a str is the command's own last line; a log dict is not shown
+            print(done if isinstance(done, str) and done else f"done: the runs are in {where}")
         return 0
 
     return run_command(_main, command, argv)
+
+
+def _check_retrain_args(parser, args, folder: str) -> None:
+    """Usage errors of :func:`retrain_command`, before anything is trained: ``--out`` that is a
+    file (or lies under one); ``--seeds`` with a repeat or a negative seed; and, without
+    ``--out``, ``--seeds`` or ``--steps`` other than the shipped runs' (those would overwrite the
+    shipped folder with runs that the chapter does not describe, whose loader would then miss the
+    shipped seeds)."""
+    if args.out is not None:
+        for above in (args.out, *args.out.parents):
+            if above.exists():
+                if not above.is_dir():
+                    what = "is a file" if above == args.out else f"lies under the file {above}"
+                    parser.error(f"--out {args.out} {what}: give a folder (it is created if "
+                                 "missing)")
+                break
+    seeds = getattr(args, "seeds", None)
+    if seeds is not None:
+        if any(s < 0 for s in seeds):
+            parser.error(f"--seeds must be ints ≥ 0; got {' '.join(map(str, seeds))}")
+        if len(set(seeds)) != len(seeds):
+            parser.error(f"--seeds lists a seed twice: {' '.join(map(str, seeds))}")
+    if args.out is not None:
+        return
+    for dest in ("seeds", "steps"):
+        given, shipped = getattr(args, dest, None), parser.get_default(dest)
+        if given is None or shipped is None:
+            continue
+        same = sorted(given) == sorted(shipped) if dest == "seeds" else given == shipped
+        if not same:
+            show = (lambda v: " ".join(map(str, v))) if dest == "seeds" else str
+            parser.error(f"--{dest} {show(given)} differs from the shipped runs' ({show(shipped)}): "
+                         f"retraining into data/{folder} must reproduce them, or the chapter's "
+                         f"loader would miss what it reads; give --out DIR to train other "
+                         f"{dest} elsewhere")
 
 
 def verify(name: str | os.PathLike) -> str:
