@@ -496,3 +496,43 @@ def test_retrain_command_prints_a_line_not_a_log_dict_and_names_a_folder_it_cann
     assert run(unwritable) == 1
     err = capsys.readouterr().err
     assert err.startswith("python -m run: error: [Errno 13] Permission denied") and "Traceback" not in err
+
+
+def test_record_shipped_refuses_a_missing_folder_and_a_name_outside(tmp_path, monkeypatch):
+    root = tmp_path / "data"
+    (root / "checkpoints/run").mkdir(parents=True)
+    (root / "elsewhere").mkdir()
+    kept = {"checkpoints/gone/model.pt": {"sha256": "0" * 64, "bytes": 1, "source": "x"}}
+    (root / "manifest.json").write_text(json.dumps({"about": "a", "files": kept}))
+    before = (root / "manifest.json").read_text()
+    monkeypatch.setenv("MINFORMER_DATA", str(root))
+    # a run folder that is missing: its entries are not silently dropped
+    with pytest.raises(FileNotFoundError, match=r"no folder .*checkpoints/gone.*python -m gone"):
+        data.record_shipped("checkpoints/gone", "python -m gone")
+    # "" (the data folder itself: the manifest would list itself), a path out, a wrong folder
+    for relative in ("", "/", ".", "../x", "/etc", "manifest.json"):
+        with pytest.raises(ValueError, match="relative must name a folder inside the data"):
+            data.record_shipped(relative, "python -m run")
+    with pytest.raises(ValueError, match="is not data/checkpoints/run"):
+        data.record_shipped("checkpoints/run", "python -m run", root / "elsewhere")
+    with pytest.raises(TypeError, match="relative and command must be str"):
+        data.record_shipped(None, "python -m run")
+    assert (root / "manifest.json").read_text() == before
+    assert not (root / "SHA256SUMS").exists()
+
+
+def test_half_state_refuses_what_float16_cannot_hold_and_non_tensors():
+    import torch
+
+    ok = {"w": torch.tensor([65504.0, -1.5, float("inf")]), "step": torch.tensor(3)}
+    half = data.half_state(ok)
+    assert half["w"].dtype == torch.float16 and half["w"].tolist() == [65504.0, -1.5, float("inf")]
+    with pytest.raises(ValueError, match=r"state\['w'\] holds 1 finite value\(s\) beyond "
+                                         r"float16's largest, 65504 \(the largest is 70000\)"):
+        data.half_state({"w": torch.tensor([1.0, -70000.0])})
+    for bad in ({"w": [1.0]}, {"w": None}):
+        for fn in (data.half_state, data.float_state):
+            with pytest.raises(TypeError, match=r"state\['w'\] must be a tensor; got"):
+                fn(bad)
+    with pytest.raises(TypeError, match="state must be a dict of tensors"):
+        data.half_state([torch.zeros(1)])

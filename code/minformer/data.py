@@ -121,14 +121,28 @@ def record_shipped(relative: str, command: str, folder=None) -> list[str]:
     sha256, size and ``command`` (the one that trained it, as data/build.py lists checkpoints),
     replacing that folder's old entries; returns the names recorded."""
     data = data_dir()
+    if not isinstance(relative, str) or not isinstance(command, str):
+        raise TypeError(f"relative and command must be str; got {type(relative).__name__} and "
+                        f"{type(command).__name__}")
+    relative = relative.rstrip("/")
+    if (not relative or Path(relative).is_absolute() or ".." in Path(relative).parts
+            or "\\" in relative or relative in (".", MANIFEST, "SHA256SUMS")):
+        raise ValueError(f"relative must name a folder inside the data folder, like "
+                         f"'checkpoints/gru-lm'; got {relative!r}")
     folder = Path(folder) if folder is not None else data / relative
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no folder {folder} to record under {relative}: train the runs "
+                                f"there first ({command}); its old entries are left as they were")
+    if not folder.resolve().is_relative_to((data / relative).resolve()):
+        raise ValueError(f"{folder} is not data/{relative}: only files inside the folder they are "
+                         "listed under can be recorded")
     manifest_path = data / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = load_manifest()
     files = {n: m for n, m in manifest["files"].items() if not n.startswith(relative + "/")}
     names = []
     for path in sorted(folder.rglob("*")):
         if path.is_file():
-            name = path.resolve().relative_to(data).as_posix()
+            name = path.resolve().relative_to(data.resolve()).as_posix()
             raw = path.read_bytes()
             files[name] = {"sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw),
                            "source": command}
@@ -144,19 +158,39 @@ def half_state(state: dict) -> dict:
     """``state`` with its float tensors in float16, on the CPU. Tensors that several keys share
     (the Transformer's tied embedding and output projection) stay shared, so torch.save writes
     them once."""
+    _check_state(state, "state")
     done: dict[tuple, torch.Tensor] = {}
     out = {}
     for k, v in state.items():
         key = (v.data_ptr(), v.shape, v.dtype, v.stride())
         if key not in done:
             v = v.detach().cpu()
+            if v.is_floating_point():
+                big = v.isfinite() & (v.abs() > torch.finfo(torch.float16).max)
+                if big.any():
+                    raise ValueError(
+                        f"state[{k!r}] holds {int(big.sum())} finite value(s) beyond float16's "
+                        f"largest, 65504 (the largest is {v[big].abs().max().item():g}), which "
+                        "float16 would store as inf: keep this state in float32")
             done[key] = v.to(torch.float16) if v.is_floating_point() else v
         out[k] = done[key]
     return out
 
 
+def _check_state(state, name: str) -> None:
+    """``state`` is a dict of str → tensor, as ``model.state_dict()`` gives."""
+    if not isinstance(state, dict):
+        raise TypeError(f"{name} must be a dict of tensors (a state_dict()); got "
+                        f"{type(state).__name__}")
+    for k, v in state.items():
+        if not isinstance(v, torch.Tensor):
+            raise TypeError(f"{name}[{k!r}] must be a tensor; got {type(v).__name__} (a state "
+                            "dict holds only tensors: pass model.state_dict())")
+
+
 def float_state(state: dict) -> dict:
     """A state dict stored by :func:`half_state`, its float tensors back in float32."""
+    _check_state(state, "state")
     return {k: v.float() if v.is_floating_point() else v for k, v in state.items()}
 
 
