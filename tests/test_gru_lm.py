@@ -86,3 +86,26 @@ def test_record_in_manifest_lists_the_run_with_its_command(tmp_path, monkeypatch
     assert record_in_manifest() == [f"{gru_lm.FOLDER}/model.pt"]
     files = json.loads((data / "manifest.json").read_text())["files"]
     assert files[f"{gru_lm.FOLDER}/model.pt"]["source"] == gru_lm.REPRODUCE
+
+
+def test_a_damaged_run_folder_is_named_not_a_torch_traceback(tmp_path):
+    import shutil
+
+    from minformer.utils import data_dir
+
+    folder = tmp_path / "run"
+    shutil.copytree(data_dir() / gru_lm.FOLDER, folder)
+    raw = (folder / "model.pt").read_bytes()
+    (folder / "model.pt").write_bytes(raw[: len(raw) // 2])  # a cut download
+    with pytest.raises(ValueError, match=r"run/model.pt is not a PyTorch checkpoint that can be "
+                                         r"read .*damaged file; write it again with train_gru_lm"):
+        load_gru_lm(folder=folder)
+    torch.save([1, 2], folder / "model.pt")
+    with pytest.raises(ValueError, match=r"model.pt holds a list, not a state dict"):
+        load_gru_lm(folder=folder)
+    torch.save({"embed.weight": torch.zeros(3, 2)}, folder / "model.pt")
+    with pytest.raises(ValueError, match=r"model.pt does not fit GRULanguageModel: .*Missing key"):
+        load_gru_lm(folder=folder)
+    (folder / "run.json").write_text("{not json")
+    with pytest.raises(ValueError, match=r"run/run.json is not valid JSON"):
+        load_gru_lm(folder=folder)

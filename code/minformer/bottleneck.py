@@ -16,7 +16,6 @@ its live steps follow the shipped history.
 
 from __future__ import annotations
 
-import io
 import json
 import time
 from collections import Counter
@@ -27,7 +26,18 @@ import torch
 from torch import nn
 
 from . import validate
-from .data import cpu_name, float_state, half_state, read_shipped, record_shipped, retrain_command
+from .data import (
+    cpu_name,
+    float_state,
+    half_state,
+    load_weights,
+    read_shipped,
+    read_shipped_json,
+    read_shipped_state,
+    record_shipped,
+    retrain_command,
+    shipped_where,
+)
 from .rnn import Seq2SeqGRU, sequence_loss
 from .utils import data_dir, pick_device, seed_everything
 
@@ -167,18 +177,18 @@ def load_run(attention: bool, seed: int, n_src: int, n_tgt: int, device=None,
     float32, in eval mode on ``device``, and the loss of every step. ``n_src`` and ``n_tgt``
     must be the run's vocabulary sizes: a ValueError says so otherwise."""
     run = run_name(attention, seed)
-    log = json.loads(_bytes("runs.json", folder))
+    log = read_shipped_json(FOLDER, "runs.json", folder, "train_runs")
     if (n_src, n_tgt) != (log["n_src"], log["n_tgt"]):
         raise ValueError(f"the shipped runs have vocabularies of {log['n_src']:,} and "
                          f"{log['n_tgt']:,} words; got n_src={n_src!r}, n_tgt={n_tgt!r}")
     if seed not in log["seeds"]:
         raise ValueError(f"seed {seed} is not shipped; the shipped seeds are {log['seeds']}")
-    state = torch.load(io.BytesIO(_bytes(f"{run}/model.pt", folder)), weights_only=True)
+    state = read_shipped_state(FOLDER, f"{run}/model.pt", folder, "train_runs")
     model = Seq2SeqGRU(n_src, n_tgt, attention=attention, pad_id=PAD, **MODEL)
-    model.load_state_dict(float_state(state))
+    load_weights(model, float_state(state), shipped_where(FOLDER, f"{run}/model.pt", folder))
     device = pick_device(device) if device is None or isinstance(device, str) else device
     model.to(device).eval()
-    return model, json.loads(_bytes(f"{run}/history.json", folder))["losses"]
+    return model, read_shipped_json(FOLDER, f"{run}/history.json", folder, "train_runs")["losses"]
 
 
 def record_in_manifest(folder=None) -> list[str]:

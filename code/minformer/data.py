@@ -115,6 +115,53 @@ def read_shipped(shipped: str, relative: str, folder=None, retrain: str = "train
     return _read_verified(f"{shipped}/{relative}")[0]
 
 
+def shipped_where(shipped: str, relative: str, folder=None) -> str:
+    """How errors name a shipped file: data/<shipped>/<relative>, or <folder>/<relative>."""
+    return str(Path(folder) / relative) if folder is not None else f"data/{shipped}/{relative}"
+
+
+def read_shipped_json(shipped: str, relative: str, folder=None, retrain: str = "train_runs"):
+    """:func:`read_shipped`'s file parsed as JSON; a damaged one is a ValueError naming it."""
+    raw = read_shipped(shipped, relative, folder, retrain)
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{shipped_where(shipped, relative, folder)} is not valid JSON ({err}): a "
+                         f"damaged file; write it again with {retrain}") from None
+
+
+def read_shipped_state(shipped: str, relative: str, folder=None,
+                       retrain: str = "train_runs") -> dict:
+    """:func:`read_shipped`'s file as the state dict it holds (``torch.load``, weights only); a
+    damaged file, or one that holds no state dict, is a ValueError naming it."""
+    import io
+
+    raw = read_shipped(shipped, relative, folder, retrain)
+    where = shipped_where(shipped, relative, folder)
+    try:
+        state = torch.load(io.BytesIO(raw), weights_only=True)
+    except Exception as err:  # torch's own error for a cut or damaged zip, a pickle, ...
+        raise ValueError(f"{where} is not a PyTorch checkpoint that can be read ({type(err).__name__}"
+                         f": {str(err).splitlines()[0] if str(err) else ''}): a damaged file; "
+                         f"write it again with {retrain}") from None
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ValueError(f"{where} holds a {type(state).__name__}, not a state dict of tensors: "
+                         f"write it again with {retrain}")
+    return state
+
+
+def load_weights(model: torch.nn.Module, state: dict, where: str) -> torch.nn.Module:
+    """``model.load_state_dict(state)``, where a state that does not fit (missing or unexpected
+    keys, other shapes) is a ValueError naming the file ``where`` it came from."""
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as err:
+        detail = " ".join(str(err).split())
+        detail = detail if len(detail) <= 300 else detail[:297] + "..."
+        raise ValueError(f"{where} does not fit {type(model).__name__}: {detail}") from None
+    return model
+
+
 def record_shipped(relative: str, command: str, folder=None) -> list[str]:
     """The writer of :func:`read_shipped`'s files: list every file of ``folder`` (default
     data/<relative>) in data/manifest.json and data/SHA256SUMS, under ``relative``, with its

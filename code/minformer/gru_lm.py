@@ -18,7 +18,6 @@ the live steps are the run's first ones, and scores the run against the n-gram m
 from __future__ import annotations
 
 import collections
-import io
 import json
 import time
 from collections.abc import Sequence
@@ -28,7 +27,18 @@ import torch
 from torch import nn
 
 from . import validate
-from .data import cpu_name, float_state, half_state, read_shipped, record_shipped, retrain_command
+from .data import (
+    cpu_name,
+    float_state,
+    half_state,
+    load_weights,
+    read_shipped,
+    read_shipped_json,
+    read_shipped_state,
+    record_shipped,
+    retrain_command,
+    shipped_where,
+)
 from .rnn import GRULanguageModel
 from .utils import data_dir, pick_device, seed_everything
 
@@ -139,17 +149,17 @@ def load_gru_lm(vocab_size: int | None = None, device=None,
     """The shipped run (checked against data/manifest.json, or read from ``folder``): the model
     in float32, in eval mode on ``device``, and its history {"losses": [...], "seconds": s}.
     ``vocab_size``, if given, must be the run's: a ValueError says so otherwise."""
-    log = json.loads(_bytes("run.json", folder))
+    log = read_shipped_json(FOLDER, "run.json", folder, "train_gru_lm")
     if vocab_size is not None and vocab_size != log["vocab_size"]:
         raise ValueError(f"the shipped GRU language model has {log['vocab_size']:,} words; got "
                          f"vocab_size={vocab_size!r}: number the words with frequency_ids("
                          f"chapter 9's training words)")
-    state = torch.load(io.BytesIO(_bytes("model.pt", folder)), weights_only=True)
+    state = read_shipped_state(FOLDER, "model.pt", folder, "train_gru_lm")
     model = GRULanguageModel(log["vocab_size"], cutoffs=list(CUTOFFS), **MODEL)
-    model.load_state_dict(float_state(state))
+    load_weights(model, float_state(state), shipped_where(FOLDER, "model.pt", folder))
     device = pick_device(device) if device is None or isinstance(device, str) else device
     model.to(device).eval()
-    return model, json.loads(_bytes("history.json", folder))
+    return model, read_shipped_json(FOLDER, "history.json", folder, "train_gru_lm")
 
 
 def record_in_manifest(folder=None) -> list[str]:

@@ -20,7 +20,6 @@ retrains and rewrites them.
 from __future__ import annotations
 
 import collections
-import io
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -30,7 +29,16 @@ import torch
 import torch.nn.functional as F
 
 from . import validate
-from .data import cpu_name, read_shipped, record_shipped, retrain_command
+from .data import (
+    cpu_name,
+    load_weights,
+    read_shipped,
+    read_shipped_json,
+    read_shipped_state,
+    record_shipped,
+    retrain_command,
+    shipped_where,
+)
 from .objectives import IGNORE, mask_tokens, shift_for_next_token
 from .tokenizer import BPETokenizer
 from .train import History, sequence_loss, train
@@ -238,12 +246,13 @@ def load_pretrained(name: str, tokenizer: BPETokenizer | None = None, device=Non
             raise ValueError(f"tokenizer is not the one the {name} run was trained with "
                              "(tokenizer.json beside it): train it with chapter_tokenizer("
                              "word_stream('train')[0])")
-    state = torch.load(io.BytesIO(_bytes(f"{name}.pt", folder)), weights_only=True)
+    state = read_shipped_state(FOLDER, f"{name}.pt", folder, "train_pretrained")
     model = (EncoderOnly if name == "mlm" else DecoderOnly)(TransformerConfig(**CONFIG))
-    model.load_state_dict(state)
+    load_weights(model, state, shipped_where(FOLDER, f"{name}.pt", folder))
     device = pick_device(device) if device is None or isinstance(device, str) else device
     model.to(device).eval()
-    history = History.from_dict(json.loads(_bytes(f"{name}-history.json", folder)))
+    history = History.from_dict(read_shipped_json(FOLDER, f"{name}-history.json", folder,
+                                                  "train_pretrained"))
     return model, history
 
 

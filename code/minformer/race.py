@@ -17,7 +17,6 @@ every machine. ``python -m minformer.race`` (:func:`train_race`) retrains and re
 
 from __future__ import annotations
 
-import io
 import json
 import statistics
 import sys
@@ -28,7 +27,18 @@ from pathlib import Path
 import torch
 
 from . import validate
-from .data import cpu_name, float_state, half_state, read_shipped, record_shipped, retrain_command
+from .data import (
+    cpu_name,
+    float_state,
+    half_state,
+    load_weights,
+    read_shipped,
+    read_shipped_json,
+    read_shipped_state,
+    record_shipped,
+    retrain_command,
+    shipped_where,
+)
 from .rnn import Seq2SeqGRU
 from .tokenizer import BPETokenizer
 from .train import History, train
@@ -228,7 +238,8 @@ def train_slow_lr(out=None, device="cpu", progress: bool = True, tokenizer=None,
 
 def load_slow_lr_history(folder=None) -> History:
     """The shipped history of :func:`train_slow_lr` (checked against data/manifest.json)."""
-    return History.from_dict(json.loads(_race_bytes(f"{SLOW_RUN}/history.json", folder)))
+    return History.from_dict(read_shipped_json(RACE, f"{SLOW_RUN}/history.json", folder,
+                                               "train_slow_lr"))
 
 
 def _race_bytes(relative: str, folder=None) -> bytes:
@@ -240,7 +251,7 @@ def _race_bytes(relative: str, folder=None) -> bytes:
 def load_race_log(folder=None) -> dict:
     """race.json of the shipped runs (or of ``folder``): the ratio, each model's steps, the
     machine that measured them."""
-    return json.loads(_race_bytes("race.json", folder))
+    return read_shipped_json(RACE, "race.json", folder, "train_race")
 
 
 def load_race_tokenizer(folder=None) -> BPETokenizer:
@@ -263,9 +274,9 @@ def load_race_run(name: str, seed: int, tokenizer: BPETokenizer | None = None, d
     elif not isinstance(tokenizer, BPETokenizer) or tokenizer.merges != own.merges:
         raise ValueError(f"tokenizer is not the one {run} was trained with (tokenizer.json "
                          f"beside it): train it with chapter_tokenizer(train pairs)")
-    state = torch.load(io.BytesIO(_race_bytes(f"{run}/model.pt", folder)), weights_only=True)
+    state = read_shipped_state(RACE, f"{run}/model.pt", folder, "train_race")
     model = build_model(name, tokenizer)
-    model.load_state_dict(float_state(state))
+    load_weights(model, float_state(state), shipped_where(RACE, f"{run}/model.pt", folder))
     device = pick_device(device) if device is None or isinstance(device, str) else device
     model.to(device).eval()
     max_source = model.config.max_len if isinstance(model, Transformer) else 1024
