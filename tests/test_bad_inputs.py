@@ -64,6 +64,8 @@ from minformer.positional import (  # noqa: E402
     SinusoidalPositions,
     sinusoidal_encoding,
 )
+from minformer.pretrain import random_windows as pretrain_windows  # noqa: E402
+from minformer.pretrain import windows_of  # noqa: E402
 from minformer.rnn import AdditiveAttention, Seq2SeqGRU  # noqa: E402
 from minformer.sentences import not_english_reason  # noqa: E402
 from minformer.tokenizer import BPETokenizer, pad_sequences  # noqa: E402
@@ -908,6 +910,27 @@ CASES = [
      (ValueError, "n must be a positive int; got 0")),
     ("windows-ok", lambda: random_windows(torch.arange(10), 2, 3, _g()),
      lambda w: w.shape == (2, 3) and bool((w[:, 1:] - w[:, :-1] == 1).all())),
+    ("windows-generator-int", lambda: random_windows(torch.arange(10), 2, 3, 0),
+     (TypeError, "generator must be a torch.Generator.*got int")),
+    # ---------------------------------------------------------------- pretrain (as variants)
+    ("pretrain-windows-zero-length", lambda: pretrain_windows(torch.arange(10), 2, 0, _g()),
+     (ValueError, "length must be a positive int; got 0")),
+    ("pretrain-windows-negative-length", lambda: pretrain_windows(torch.arange(10), 2, -1, _g()),
+     (ValueError, "length must be a positive int; got -1")),
+    ("pretrain-windows-zero-n", lambda: pretrain_windows(torch.arange(10), 0, 2, _g()),
+     (ValueError, "n must be a positive int; got 0")),
+    ("pretrain-windows-float-length", lambda: pretrain_windows(torch.arange(10), 2, 2.0, _g()),
+     (TypeError, r"length must be an int; got 2\.0")),
+    ("pretrain-windows-list", lambda: pretrain_windows(list(range(10)), 2, 3, _g()),
+     (TypeError, "ids must be a torch tensor; got list")),
+    ("pretrain-windows-float-ids", lambda: pretrain_windows(torch.arange(10.0), 2, 3, _g()),
+     (TypeError, "ids must be integer token ids; got dtype torch.float32")),
+    ("pretrain-windows-generator-none", lambda: pretrain_windows(torch.arange(10), 2, 3, None),
+     (TypeError, "generator must be a torch.Generator")),
+    ("pretrain-windows-ok", lambda: pretrain_windows(torch.arange(10), 2, 3, _g()),
+     lambda w: w.shape == (2, 3) and bool((w[:, 1:] - w[:, :-1] == 1).all())),
+    ("pretrain-windows-of-zero", lambda: windows_of(torch.arange(10), 0),
+     (ValueError, "length must be a positive int; got 0")),
     # ---------------------------------------------------------------- sentences
     ("not-english-negative-max", lambda: not_english_reason("the cat sat", max_unknown=-1),
      (ValueError, r"max_unknown must be a fraction in \[0, 1\]; got -1")),

@@ -92,16 +92,27 @@ def encode_stream(tok: BPETokenizer, words: Sequence[str]) -> torch.Tensor:
 
 def random_windows(ids: torch.Tensor, n: int, length: int,
                    generator: torch.Generator) -> torch.Tensor:
-    """``n`` windows of ``length`` consecutive ids at random offsets: (n, length)."""
+    """``n`` windows of ``length`` consecutive ids at random offsets: (n, length). ids: (n_ids,)
+    with n_ids > length ≥ 1, n ≥ 1 (as :func:`minformer.variants.random_windows`)."""
+    validate.tensor(ids, "ids")
+    validate.positive_int(n, "n")
+    validate.positive_int(length, "length")
     if ids.dim() != 1 or len(ids) <= length:
         raise ValueError(f"ids must be a 1-D stream longer than length={length}; got shape "
                          f"{tuple(ids.shape)}")
+    if ids.is_floating_point():
+        raise TypeError(f"ids must be integer token ids; got dtype {ids.dtype}")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator (torch.Generator().manual_seed(s)); "
+                        f"got {type(generator).__name__}")
     starts = torch.randint(0, len(ids) - length, (n,), generator=generator)
     return torch.stack([ids[s:s + length] for s in starts.tolist()])
 
 
 def windows_of(ids: torch.Tensor, length: int) -> torch.Tensor:
     """The stream cut into consecutive windows: (len(ids) // length, length)."""
+    validate.tensor(ids, "ids")
+    validate.positive_int(length, "length")
     if ids.dim() != 1 or len(ids) < length:
         raise ValueError(f"ids must be a 1-D stream of at least length={length} ids; got shape "
                          f"{tuple(ids.shape)}")

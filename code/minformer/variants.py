@@ -88,6 +88,9 @@ def random_windows(ids, n: int, length: int, generator: torch.Generator):
     validate.tensor(ids, "ids", ndim=1)
     positive_int(n, "n")
     positive_int(length, "length")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator (torch.Generator().manual_seed(s)); "
+                        f"got {type(generator).__name__}")
     if length > len(ids):
         raise ValueError(f"length={length} is longer than ids ({len(ids)} ids): no window fits")
     starts = torch.randint(0, len(ids) - length + 1, (n,), generator=generator)  # (n,)
