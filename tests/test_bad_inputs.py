@@ -190,6 +190,13 @@ def _train_tiny(**kw):
                  torch.optim.SGD(model.parameters(), lr=0.1), progress=False, **kw)
 
 
+def _train_returning(result):
+    """train() one step of the regression, with a loss_fn that returns ``result(loss)``."""
+    model = torch.nn.Linear(3, 1)
+    return train(model, [torch.ones(2, 3)], lambda m, b: result(m(b).pow(2).mean()),
+                 torch.optim.SGD(model.parameters(), lr=0.1), steps=1, progress=False)
+
+
 def _train_eval_every(every):
     return _train_tiny(steps=1, eval_fn=lambda m: 0.0, eval_every=every)
 
@@ -796,6 +803,14 @@ CASES = [
      (ValueError, 'schedule="linear" decays to zero at the last step: give steps=')),
     ("train-linear-warmup-too-long", lambda: _train_tiny(steps=3, warmup=3, schedule="linear"),
      (ValueError, "warmup=3 must be smaller than steps=3")),
+    ("train-loss-float", lambda: _train_returning(lambda loss: loss.item()),
+     (TypeError, r"loss_fn must return the loss as a one-element tensor.*got float.*\.item\(\)")),
+    ("train-loss-per-row", lambda: _train_returning(lambda loss: loss.expand(2)),
+     (TypeError, r"got a tensor of shape \(2,\).*\.mean\(\)")),
+    ("train-loss-detached", lambda: _train_returning(lambda loss: loss.detach()),
+     (ValueError, "does not depend on the model's parameters")),
+    ("train-loss-tuple-ok", lambda: _train_returning(lambda loss: (loss, 2)),
+     lambda h: h.steps == 1 and h.tokens == 2),
     ("train-linear-ok", lambda: _train_tiny(steps=3, warmup=1, schedule="linear"),
      lambda h: h.lrs[-1] == pytest.approx(0.1 / 2)),
     ("tt-schedule-unknown", lambda: _train_translator(schedule="step"),
@@ -1133,3 +1148,28 @@ def test_validate_policy():
 def test_the_warning_points_at_the_callers_line(fresh_warning):
     caught = _warnings(lambda: mha()(X3, mask=~causal_mask(5)))
     assert caught[0].filename == __file__
+
+
+def test_training_stops_with_a_clear_error_when_the_loss_becomes_non_finite():
+    """lr 1e6: the loss overflows within a few steps; the error names the step and the rate."""
+    model = torch.nn.Linear(3, 1)
+    data = [(torch.ones(2, 3), torch.ones(2))]
+    with pytest.raises(FloatingPointError, match=r"the loss became (nan|inf) at step \d+ "
+                                                 r"\(learning rate 1e\+06\)") as info:
+        train(model, data, lambda m, b: (m(b[0])[:, 0] - b[1]).pow(2).mean(),
+              torch.optim.SGD(model.parameters(), lr=1e6), steps=50, clip=None, progress=False)
+    assert _from_package(info.value)
+
+
+def test_the_gru_language_model_stops_on_a_non_finite_loss():
+    from minformer.gru_lm import BPTT, train_steps
+    from minformer.rnn import GRULanguageModel
+
+    torch.manual_seed(0)
+    model = GRULanguageModel(300, cutoffs=[100], d_emb=8, d_hidden=8, sparse=True)
+    ids = torch.randint(300, (32 * (BPTT + 2),), generator=_g())
+    with pytest.raises(FloatingPointError, match=r"at step \d+ \(lr 1e\+30\)"):
+        train_steps(model, ids, 40, lr=1e30)
+    for bad, error in ((0.0, ValueError), (float("nan"), ValueError), ("1e-3", TypeError)):
+        with pytest.raises(error, match="lr must"):
+            train_steps(model, ids, 1, lr=bad)

@@ -79,6 +79,7 @@ def train_steps(model: GRULanguageModel, ids: torch.Tensor, steps: int, total: i
     (the learning rate falls linearly to zero at ``total``); returns the loss of each step."""
     validate.positive_int(steps, "steps")
     validate.positive_int(total, "total")
+    validate.number(lr, "lr", low=0.0, low_open=True)
     if steps > total:
         raise ValueError(f"steps ({steps}) must not exceed total ({total})")
     device = next(model.parameters()).device
@@ -99,6 +100,9 @@ def train_steps(model: GRULanguageModel, ids: torch.Tensor, steps: int, total: i
         nll, h = model.nll(x, y, h)  # (32, 35) nats
         h = h.detach()  # keep the state, cut the gradient
         loss = nll.mean()
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"the loss became {loss.item()} at step {len(losses)} (lr "
+                                     f"{lr:g}): lower the learning rate")
         for opt in optimizers:
             opt.zero_grad()
         loss.backward()

@@ -307,9 +307,20 @@ def train(
         with cast:
             out = loss_fn(model, batch)
         loss, n_tokens = out if isinstance(out, tuple) else (out, 0)
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            what = (f"a tensor of shape {tuple(loss.shape)}" if isinstance(loss, torch.Tensor)
+                    else f"{type(loss).__name__} {loss!r}"[:80])
+            raise TypeError(f"loss_fn must return the loss as a one-element tensor (or (loss, "
+                            f"n_tokens)); got {what}: a float has no gradient (return the tensor, "
+                            "not .item()), and a per-token loss needs .mean()")
+        if not loss.requires_grad:
+            raise ValueError("loss_fn returned a loss that does not depend on the model's "
+                             "parameters (requires_grad is False): was it computed under "
+                             "torch.no_grad() or detached?")
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"the loss became {loss.item()} at step {history.steps}: "
-                                     f"lower the learning rate or clip gradients")
+            raise FloatingPointError(
+                f"the loss became {loss.item()} at step {history.steps} (learning rate "
+                f"{optimizer.param_groups[0]['lr']:g}): lower the learning rate or clip gradients")
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if clip is not None:
