@@ -247,6 +247,9 @@ _JS = r"""
 """
 
 
+ROW_SUM_TOLERANCE = 0.01  # a row of softmax weights sums to 1 within float16's rounding
+
+
 def _weights_array(w, n: int) -> np.ndarray:
     """examples[n]["weights"] as a float64 array of rank 4."""
     if isinstance(w, torch.Tensor):
@@ -314,6 +317,17 @@ def _payload(examples) -> dict:
         if w.min() < -1e-6 or w.max() > 1 + 1e-6:
             raise ValueError(f"examples[{n}]: attention weights must lie in [0, 1]; found values in "
                              f"[{w.min():.4g}, {w.max():.4g}]")
+        sums = w.sum(axis=-1)  # (layers, heads, t): each target row spreads 1 over the source
+        off = np.abs(sums - 1)
+        if off.max() > ROW_SUM_TOLERANCE:
+            layer, head, row = np.unravel_index(int(off.argmax()), off.shape)
+            hint = (" (with as many target as source tokens, transposed weights (s, t) fit the "
+                    "shape: pass them as (layers, heads, t_target, s_source))"
+                    if len(src) == len(tgt) and np.abs(w.sum(axis=-2) - 1).max() <= ROW_SUM_TOLERANCE
+                    else "")
+            raise ValueError(f"examples[{n}]: each row of attention weights (one target token over "
+                             f"the source tokens) must sum to 1; layer {layer}, head {head}, row "
+                             f"{row} sums to {sums[layer, head, row]:.4g}{hint}")
         label = ex.get("label")
         if label is None:
             label = " ".join(t.strip() for t in src if t.strip())
@@ -345,7 +359,7 @@ def attention_explorer_html(examples: Sequence[dict], title: str = "Cross-attent
         ``"target"``  the target tokens (list of str, t of them),
         ``"weights"`` the cross-attention weights, shape (layers, heads, t, s), as a tensor, an
                       array or a nested list, values in [0, 1] (row t: how target token t spreads
-                      its attention over the source tokens),
+                      its attention over the source tokens; each row sums to 1, within 0.01),
         ``"label"``   optional: the text shown in the sentence menu (default: the source tokens).
     Every example needs the same numbers of layers and heads. Weights are stored rounded to
     3 decimals. title, source_name, target_name: the heading and the names of the two languages.
