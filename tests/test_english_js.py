@@ -31,7 +31,21 @@ LINES = [
     "asdf qwer zxcv", "lorem ipsum dolor sit amet", "Tom Mary Boston Madrid", "tom mary boston",
     "I am Иван", "Hello Привет мир", "ǅemal ǈubljana", "e\u0301te\u0301 de\u0301ja\u0300",
     "İstanbul is big", "ΣΊΣΥΦΟΣ", "ﬁnd the ﬂat", "don'’t can''t", "o'clock rock'n'roll",
+    # no words, or control characters (NUL bytes): warned, blanks and numbers not
+    "\x00\x00\x00", "?!?!", "...", "- - -", "Hello\x1bworld", "the cat\x7f", "\u0085", "\x0b",
+    "\ufeff", "\u200b", "\u3000\u00a0", "\u2003\u2009", "\t", "the\tcat sat\r", "½ ²", "(42)",
 ]
+
+
+def test_the_blanks_of_english_js_are_pythons():
+    import re
+    import sys
+
+    text = (STATIC / "english.js").read_text(encoding="utf-8")
+    listed = {int(h, 16) for h in re.findall(r"0x([0-9a-f]+)",
+                                             text[text.index("PY_SPACE = ["):].split("]")[0])}
+    assert listed | set(range(0x2000, 0x200B)) == {
+        c for c in range(sys.maxunicode + 1) if chr(c).isspace()}
 
 
 def random_lines(n=300, seed=0):
@@ -39,7 +53,8 @@ def random_lines(n=300, seed=0):
     rng = random.Random(seed)
     pools = ["abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "абвгдежзийклмнопрстуфхцчшщыэюяАБВ",
              "αβγδεζηθικλμνξοπρστυφχψωΣΩ", "的一是不了人我在有他这为之大来以个中上们", "ひらがなカタカナ",
-             "ßæøåéèêëçñüöäÉÑ", "  ''’’-.,!?0123456789²½Ⅻ_", "\u0301\u0300\u0308", "🍕🎉🙂"]
+             "ßæøåéèêëçñüöäÉÑ", "  ''’’-.,!?0123456789²½Ⅻ_", "\u0301\u0300\u0308", "🍕🎉🙂",
+             "\x00\x1b\x7f\x85\u3000\ufeff\u2003\t\r\x0b"]
     words = ["the", "station", "train", "Tom", "house", "blue", "water", "estación", "haus", "xyz"]
     lines = []
     for _ in range(n):

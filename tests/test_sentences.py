@@ -52,7 +52,7 @@ def test_english_words_come_from_the_training_sentences():
     "My brother, who lives in Madrid, is coming to visit us next month.",
     "Tom and Mary went to Boston.",
     "Could you tell me how to get to the nearest pharmacy?",
-    "Hi.", "42", "",
+    "Hi.", "42", "", "   ", "(42)", "the\tcat sat\r",
 ])
 def test_english_passes(line):
     assert not_english_reason(line) is None
@@ -64,6 +64,10 @@ def test_english_passes(line):
     ("Ich habe einen Hund und eine Katze.", "words are not English words"),
     ("Привет, как дела?", "mostly written in Cyrillic script"),
     ("你好，你好吗？", "mostly written in Cjk script"),
+    ("\x00\x00\x00\x00", "holds control characters such as U+0000"),
+    ("The cat\x1b[31m sat.", "holds control characters such as U+001B"),
+    ("?!?! ... ,,,", "has no words, only punctuation or symbols"),
+    ("🍕🍕🍕", "has no words"),
 ])
 def test_not_english_is_named(line, reason):
     assert reason in not_english_reason(line)

@@ -185,6 +185,32 @@ def test_a_line_that_is_not_english_is_translated_with_a_warning(checkpoint, mon
     assert "line 2" not in err
 
 
+@pytest.mark.parametrize("line, reason", [("\x00\x00\x00", "holds control characters such as U+0000"),
+                                          ("?! ... ;;", "has no words, only punctuation")])
+def test_nul_bytes_and_punctuation_get_the_warning(checkpoint, line, reason, monkeypatch, capsys):
+    code, out, err = _main(checkpoint, [], f"{line}\nI am hungry.\n", monkeypatch, capsys)
+    assert code == 0 and out.count("\n") == 2
+    assert err.startswith(f"minformer-translate: warning: line 1 does not look like English (it {reason}")
+    assert "line 2" not in err
+
+
+def test_a_closed_standard_input_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", None)
+    assert translate.main([]) == 2
+    err = capsys.readouterr().err
+    assert "error: standard input is closed" in err and "Traceback" not in err
+    with pytest.raises(translate.InputError, match="standard input is closed"):
+        translate.read_lines([], None)
+
+
+def test_a_closed_standard_input_in_a_subprocess(checkpoint):
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(REPO / "code"))
+    proc = subprocess.run(f"{sys.executable} -m minformer.translate --checkpoint {checkpoint} <&-",
+                          shell=True, capture_output=True, env=env, timeout=120)
+    assert proc.returncode == 2 and b"standard input is closed" in proc.stderr
+    assert b"Traceback" not in proc.stderr
+
+
 def test_load_translator(checkpoint, tmp_path):
     assert isinstance(translate.load_translator(checkpoint, "cpu"), Translator)
     with pytest.raises(CheckpointError, match="does not exist"):

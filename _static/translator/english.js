@@ -2,6 +2,8 @@
  *
  * notEnglishReason(line) is minformer.sentences.not_english_reason, rule for rule, and gives the
  * same reason in the same words, or null:
+ *   - "it holds control characters such as U+0000": a control (Cc) other than tab, \n, \r;
+ *   - "it has no words, only punctuation or symbols": no letter, no digit 0-9, not blank;
  *   - "it is mostly written in <Script> script": over half of its letters are not Latin;
  *   - "k of its n words are not English words the translator knows": over half of its words (at
  *     least 2) are not among the English words of the training sentences; a capitalized word
@@ -16,6 +18,9 @@
 (function (global) {
   "use strict";
   var data = null, vocabulary = null;
+  // the characters Python's str.isspace (and so str.strip) takes for blanks, U+2000 to U+200A aside
+  var PY_SPACE = [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680,
+                  0x2028, 0x2029, 0x202f, 0x205f, 0x3000];
 
   function setData(d) {
     data = d;
@@ -64,6 +69,16 @@
     if (!data) return null; // no word list: no warning, as the command line without train.tsv
     if (maxUnknown === undefined) maxUnknown = 0.5;
     var cps = Array.from(String(line)), counts = [], order = [], letters = 0, other = 0, i, k;
+    var blank = true, digit = false;
+    for (i = 0; i < cps.length; i++) {
+      var c = cps[i].codePointAt(0);
+      if ((c <= 0x1f || (c >= 0x7f && c <= 0x9f)) && c !== 0x09 && c !== 0x0a && c !== 0x0d) {
+        var hex = c.toString(16).toUpperCase();
+        return "it holds control characters such as U+" + "0000".slice(hex.length) + hex;
+      }
+      if (c >= 0x30 && c <= 0x39) digit = true;
+      if (PY_SPACE.indexOf(c) < 0 && !(c >= 0x2000 && c <= 0x200a)) blank = false;
+    }
     for (i = 0; i < cps.length; i++) {
       var r = find(data.letters, cps[i].codePointAt(0));
       if (!r) continue;
@@ -73,7 +88,7 @@
       counts[k]++;
       if (data.scripts[k] !== "Latin") other++;
     }
-    if (!letters) return null;
+    if (!letters) return blank || digit ? null : "it has no words, only punctuation or symbols";
     if (other > letters / 2) {
       var main = -1;
       for (i = 0; i < order.length; i++) { // the commonest other script; the first seen on a tie

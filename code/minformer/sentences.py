@@ -93,6 +93,10 @@ def _script(ch: str) -> str:
 def not_english_reason(line: str, vocabulary=None, max_unknown: float = 0.5) -> str | None:
     """Why ``line`` does not look like English, or None when it does.
 
+    - "it holds control characters such as U+0000": a character of category Cc other than a
+      tab, ``\n`` or ``\r`` (NUL, escape, ...: not text a person typed);
+    - "it has no words, only punctuation or symbols": no letter and no digit 0-9, yet not blank
+      ("?!", "...", "🍕🍕"; a number such as "42" passes, a blank line too);
     - "it is mostly written in <SCRIPT> script": over half of its letters are not Latin;
     - "k of its n words are not English words the translator knows": over ``max_unknown`` of
       its words (at least 2 words) are not in ``vocabulary`` (default :func:`english_words`).
@@ -111,8 +115,13 @@ def not_english_reason(line: str, vocabulary=None, max_unknown: float = 0.5) -> 
         raise TypeError(f"max_unknown must be a number; got {max_unknown!r}")
     if not 0 <= max_unknown <= 1:  # (also refuses NaN)
         raise ValueError(f"max_unknown must be a fraction in [0, 1]; got {max_unknown}")
+    controls = [ch for ch in line if unicodedata.category(ch) == "Cc" and ch not in "\t\n\r"]
+    if controls:
+        return f"it holds control characters such as U+{ord(controls[0]):04X}"
     letters = [ch for ch in line if ch.isalpha()]
     if not letters:
+        if line.strip() and not any("0" <= ch <= "9" for ch in line):
+            return "it has no words, only punctuation or symbols"
         return None
     scripts: dict[str, int] = {}
     for ch in letters:

@@ -137,7 +137,12 @@ def read_lines(args_sentences: list[str], stdin=None) -> tuple[list[str], str]:
     if args_sentences:
         return [" ".join(a.split()) for a in args_sentences], "sentence"
     stdin = sys.stdin if stdin is None else stdin
-    raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read()
+    if stdin is None:
+        raise InputError("standard input is closed: nothing to translate")
+    try:
+        raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read()
+    except OSError as e:  # a folder given as stdin (< dir), a lost terminal
+        raise InputError(f"cannot read standard input: {e.strerror or e}") from None
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8-sig")
@@ -298,6 +303,11 @@ def translate_lines(translator, lines: list[str], unit: str = "sentence", beam: 
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.sentences and sys.stdin is None:  # started with <&-
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: standard input is closed: give sentences as arguments, or pipe "
+              "lines into standard input", file=sys.stderr)
+        return EXIT_USAGE
     if not args.sentences and sys.stdin.isatty():
         parser.print_usage(sys.stderr)
         print(f"{PROG}: error: give sentences as arguments, or pipe lines into standard input",
