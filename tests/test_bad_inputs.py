@@ -1173,3 +1173,61 @@ def test_the_gru_language_model_stops_on_a_non_finite_loss():
     for bad, error in ((0.0, ValueError), (float("nan"), ValueError), ("1e-3", TypeError)):
         with pytest.raises(error, match="lr must"):
             train_steps(model, ids, 1, lr=bad)
+
+
+# ---------------------------------------------------------------- masked positions change nothing
+def _garbage(X, where, value=float("nan")):
+    X = X.clone()
+    X[where] = value
+    return X
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_a_non_finite_value_or_key_behind_the_mask_changes_no_output(value):
+    """A padded position may hold anything (NaN from a division by a zero length, say): its
+    weight is exactly 0, and 0 · NaN must not reach the output (it did, through A @ V)."""
+    Q, K, V = r(2, 3, 6, 4, seed=1), r(2, 3, 6, 4, seed=2), r(2, 3, 6, 4, seed=3)
+    pad = padding_mask([6, 4])
+    bad_K, bad_V = _garbage(K, (1, slice(None), slice(4, None))), _garbage(
+        V, (1, slice(None), slice(4, None)), value)
+    ref = scaled_dot_product_attention(Q, K, V, pad)
+    assert torch.equal(scaled_dot_product_attention(Q, bad_K, bad_V, pad), ref)
+    for block in (1, 4, 128):
+        want = chunked_attention(Q, K, V, pad, block_size=block)
+        assert torch.equal(chunked_attention(Q, bad_K, bad_V, pad, block_size=block), want)
+    # causal: the last position's value is hidden from every earlier query, shown to itself
+    late = _garbage(V, (..., 5, slice(None)), value)
+    out, want = scaled_dot_product_attention(Q, K, late, causal_mask(6)), \
+        scaled_dot_product_attention(Q, K, V, causal_mask(6))
+    assert torch.equal(out[..., :5, :], want[..., :5, :]) and not finite(out[..., 5, :])
+    out = chunked_attention(Q, K, late, block_size=2, causal=True)
+    assert torch.equal(out[..., :5, :], chunked_attention(Q, K, V, block_size=2, causal=True)[..., :5, :])
+    # multi-head attention: NaN in a padded token's embedding, both paths
+    x = r(2, 5, 16, seed=4)
+    bad_x = _garbage(x, (1, slice(3, None)), value)
+    for need_weights in (False, True):
+        y = mha()(bad_x, mask=padding_mask([5, 3]), need_weights=need_weights)
+        y = y[0] if need_weights else y
+        ref = mha()(x, mask=padding_mask([5, 3]), need_weights=need_weights)
+        ref = ref[0] if need_weights else ref
+        assert finite(y[1, :3]) and finite(y[0])
+        torch.testing.assert_close(y[:, :3], ref[:, :3], rtol=0, atol=1e-6)
+    # the GRU's additive attention: its keys are its values
+    att = AdditiveAttention(4, 4, 4)
+    keys, query = r(2, 5, 4, seed=5), r(2, 4, seed=6)
+    mask = torch.tensor([[True] * 5, [True, True, True, False, False]])
+    context, weights = att(query, _garbage(keys, (1, slice(3, None)), value), mask)
+    assert torch.equal(context, att(query, keys, mask)[0]) and finite(context)
+
+
+def test_finite_values_give_the_same_numbers_bit_for_bit():
+    """The guards only act on non-finite values: A @ V itself otherwise."""
+    Q, K, V = r(2, 3, 6, 4, seed=1), r(2, 3, 6, 4, seed=2), r(2, 3, 6, 4, seed=3)
+    pad = causal_mask(6) & padding_mask([6, 4])
+    Y, A = scaled_dot_product_attention(Q, K, V, pad, return_weights=True)
+    assert torch.equal(Y, A @ V)
+    att = AdditiveAttention(4, 4, 4)
+    keys, query = r(3, 5, 4, seed=5), r(3, 4, seed=6)
+    mask = torch.tensor([[True] * 5, [True, True, True, False, False], [True] + [False] * 4])
+    context, weights = att(query, keys, mask)
+    assert torch.equal(context, torch.bmm(weights.unsqueeze(1), keys).squeeze(1))

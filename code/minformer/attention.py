@@ -231,6 +231,23 @@ def _masked_softmax(scores, mask):
     return torch.softmax(scores, dim=-1) * mask  # masked keys get exactly 0, empty rows all 0
 
 
+def _mix(A, V, visible):
+    """``A @ V``, where a value row that ``visible`` (bool, broadcastable to A; None: all) hides
+    from a query cannot change that query's output, even when it holds NaN or inf (0 · NaN is
+    NaN: a padded position's garbage would leak through its zero weight). Values all finite:
+    A @ V itself, bit for bit. Otherwise the non-finite entries are left out of the product and
+    added back only where they are visible."""
+    Y = A @ V
+    if visible is None:
+        return Y
+    bad = ~torch.isfinite(V)  # (..., t_k, d_v)
+    if not bool(bad.any()):
+        return Y
+    Y = A @ V.masked_fill(bad, 0.0)  # hidden rows contribute exactly 0, as for finite values
+    shown = visible[..., None] & bad[..., None, :, :]  # (..., t_q, t_k, d_v)
+    return Y + torch.where(shown, A[..., None] * V[..., None, :, :], 0.0).sum(dim=-2)
+
+
 def as_float32_if_half(*tensors) -> tuple:
     """``tensors`` in float32 when they are float16, else as they are (float32, float64 and
     bfloat16 untouched, so their results do not change by a bit).
@@ -279,7 +296,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, return_weights: bool = Fals
         Q, K, V = as_float32_if_half(Q, K, V)
         scores = (Q / math.sqrt(d_k)) @ K.transpose(-2, -1)  # (..., t_q, t_k), Q scaled first
         A = _masked_softmax(scores, mask)  # (..., t_q, t_k); rows sum to 1 (0 if fully masked)
-        Y = A @ V  # (..., t_q, d_v)
+        Y = _mix(A, V, mask)  # A @ V: (..., t_q, d_v)
     Y, A = Y.to(dtype), A.to(dtype)  # no-ops unless float16
     return (Y, A) if return_weights else Y
 
@@ -340,12 +357,15 @@ def online_softmax_update(m, ell, acc, S, V_block):
     return _online_update(m, ell, acc, S, V_block)
 
 
-def _online_update(m, ell, acc, S, V_block):
+def _online_update(m, ell, acc, S, V_block, guard: bool = True):
+    """guard False: the caller knows V_block is finite (skips the check, a sync on a GPU)."""
     m_new = torch.maximum(m, S.amax(dim=-1, keepdim=True))  # (..., t_q, 1)
     shift = m_new.masked_fill(m_new == float("-inf"), 0.0)  # rows with nothing seen yet: 0
     P = torch.exp(S - shift)  # (..., t_q, b); masked keys give exactly 0
     alpha = torch.exp(m - shift)  # (..., t_q, 1): rescales the old sums; 0 when m = -inf
-    return m_new, alpha * ell + P.sum(dim=-1, keepdim=True), alpha * acc + P @ V_block
+    # P @ V_block, a masked key's value (at -inf) never reaching the output, even if NaN
+    return (m_new, alpha * ell + P.sum(dim=-1, keepdim=True),
+            alpha * acc + _mix(P, V_block, S != float("-inf") if guard else None))
 
 
 def _blocks(t: int, block_size: int):
@@ -387,11 +407,12 @@ class _ChunkedAttention(torch.autograd.Function):
         m = Q.new_full((*Q.shape[:-1], 1), float("-inf"))  # running max
         ell = Q.new_zeros((*Q.shape[:-1], 1))  # running sum of exp(s - m)
         acc = Q.new_zeros((*Q.shape[:-1], V.shape[-1]))  # running Σ exp(s - m) v
+        guard = not bool(torch.isfinite(V).all())  # else no block needs _mix's check
         for i0, i1, j0, j1 in _block_pairs(Q.shape[-2], K.shape[-2], block_size, causal):
             S = _block_scores(Q_scaled, K, mask, i0, i1, j0, j1, causal)  # (..., bq, bk)
             m[..., i0:i1, :], ell[..., i0:i1, :], acc[..., i0:i1, :] = _online_update(
                 m[..., i0:i1, :], ell[..., i0:i1, :], acc[..., i0:i1, :], S,
-                V[..., j0:j1, :])
+                V[..., j0:j1, :], guard)
         seen = ell > 0  # (..., t_q, 1): rows with at least one visible key
         Y = acc / ell.masked_fill(~seen, 1.0)  # fully masked rows: acc = 0, so Y = 0
         lse = (m + torch.log(ell)).masked_fill(~seen, float("inf"))  # exp(s - lse) = softmax

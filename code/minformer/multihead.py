@@ -43,6 +43,7 @@ from torch import nn
 from . import validate
 from .attention import (
     _masked_softmax,
+    _mix,
     as_float32_if_half,
     check_mask,
     float32_products,
@@ -234,7 +235,10 @@ class MultiHeadAttention(nn.Module):
         A = None
         gqa = K.shape[1] != Q.shape[1]  # grouped: SDPA repeats K and V heads itself
         options = dict(dropout_p=p, enable_gqa=True) if gqa else dict(dropout_p=p)
-        if need_weights:  # the explicit path: materializes A
+        # a NaN or inf in a value row the mask hides would leak through its zero weight in a
+        # plain product (fused kernels included): such calls take the explicit path's _mix
+        hidden_bad = mask is not None and not bool(torch.isfinite(V).all())
+        if need_weights or hidden_bad:  # the explicit path: materializes A
             if gqa:
                 K, V = repeat_kv(K, self.n_heads), repeat_kv(V, self.n_heads)  # (b, h, t_k, d_head)
             dtype = Q.dtype
@@ -243,8 +247,9 @@ class MultiHeadAttention(nn.Module):
                 scores = (Q / math.sqrt(self.d_head)) @ K.transpose(-2, -1)  # (b, h, t_q, t_k)
                 A = _masked_softmax(scores, mask)  # (batch, heads, t_q, t_k)
                 A = F.dropout(A, p) if p > 0 else A
-                Y = A @ V  # (batch, heads, t_q, d_head)
+                Y = _mix(A, V, mask)  # A @ V: (batch, heads, t_q, d_head)
             Y, A = Y.to(dtype), A.to(dtype)  # no-ops unless float16
+            A = A if need_weights else None
         elif mask is None:  # the fast path: PyTorch's fused kernel
             Y = F.scaled_dot_product_attention(Q, K, V, **options)
         else:  # same mask convention (True = may attend)

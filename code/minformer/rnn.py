@@ -102,6 +102,9 @@ class AdditiveAttention(nn.Module):
         scores = self.v(torch.tanh(q + keys_proj)).squeeze(-1)  # (batch, t_src)
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
+            # a padded key's weight is exactly 0, but 0 · NaN is NaN: zero those rows, so that
+            # nothing in them reaches the context (the products with real keys are unchanged)
+            keys = keys.masked_fill(~mask[..., None], 0.0)
         weights = torch.softmax(scores, dim=-1)  # (batch, t_src), 0 where masked
         context = torch.bmm(weights.unsqueeze(1), keys).squeeze(1)  # (batch, d_key)
         return context, weights
