@@ -148,13 +148,34 @@ def test_a_library_not_implemented_error_is_a_failure_not_a_stub(capsys):
 
 def test_a_stub_helper_of_the_reader_is_still_a_stub(capsys):
     def helper(H):
-        raise NotImplementedError
+        raise NotImplementedError("your code here")  # as the book's stubs raise
 
     def my_split_heads(H, n_heads):
         return helper(H)
 
     checks.check_split_heads(my_split_heads, _merge)
-    assert "not written yet: fill in my_split_heads" in capsys.readouterr().out
+    assert "not written yet: fill in helper above" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("message", ["", "odd d_model not supported"])
+def test_the_readers_own_not_implemented_error_is_a_failure_not_a_stub(message, capsys):
+    """Only the stub's NotImplementedError reads "not written yet": one the reader raises in a
+    helper of theirs (bare or not), or with a message of their own, is their error to see."""
+    def helper(H):
+        if message:
+            raise NotImplementedError(message)
+        raise NotImplementedError
+
+    def my_split_heads(H, n_heads):
+        return helper(H)
+
+    def my_merge_heads(H):
+        raise NotImplementedError(message or "unsupported")
+
+    for fns in ((my_split_heads, _merge), (_split, my_merge_heads)):
+        with pytest.raises(checks.CheckFailed, match="raised NotImplementedError"):
+            checks.check_split_heads(*fns)
+    assert "not written" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", NAMES)

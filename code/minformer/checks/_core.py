@@ -80,9 +80,9 @@ def checker(title: str):
                 not_written(e.name)
                 return None
             except NotImplementedError as e:  # raised outside call(): name the first function
-                if not raised_by_a_stub(e):
-                    raise  # a library's NotImplementedError: a real error, not a stub
-                not_written(fn_name(fns[0]) if fns else "the function")
+                if not raised_by_a_stub(e, fns):
+                    raise  # a library's or the reader's own NotImplementedError: not a stub
+                not_written(stub_name(e, fns[0]) if fns else "the function")
                 return None
             except CheckFailed as e:
                 message = str(e)
@@ -168,8 +168,8 @@ def call(fn, *args, what: str = "your function", where: str = ""):
     try:
         out = fn(*args)
     except NotImplementedError as e:
-        if raised_by_a_stub(e):
-            raise NotWritten(fn_name(fn)) from None
+        if raised_by_a_stub(e, [fn]):
+            raise NotWritten(stub_name(e, fn)) from None
         _raised(e, fn, args, what, where)
     except CheckFailed:
         raise
@@ -198,23 +198,63 @@ _LIBRARY_ROOTS = tuple(
         sysconfig.get_paths()["stdlib"], os.path.dirname(os.path.dirname(__file__))})
 
 
-def raised_by_a_stub(err: NotImplementedError) -> bool:
-    """Did the reader's own code raise ``err`` (a stub's ``raise NotImplementedError``)? Not
-    when it came from a library the reader's function called (PyTorch's "not implemented for
-    this dtype", the package's own): the innermost frame must be outside the installed
-    libraries and the package, and its line must be the ``raise`` itself (a NotImplementedError
-    from compiled code surfaces on the line that called it)."""
+STUB_MESSAGE = "your code here"  # what the book's stubs raise: NotImplementedError("your code here")
+
+
+def _codes(fns) -> set:
+    """The code objects of the reader's functions ``fns``: a function's own, a class's (or an
+    instance's class's) methods'."""
+    codes = set()
+    for fn in fns:
+        target = fn if isinstance(fn, type) or inspect.isroutine(fn) else type(fn)
+        members = vars(target).values() if isinstance(target, type) else [target]
+        for member in members:
+            member = getattr(member, "__func__", member)
+            code = getattr(member, "__code__", None)
+            if code is not None:
+                codes.add(code)
+    return codes
+
+
+def _innermost(err: BaseException):
     tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb
+
+
+def raised_by_a_stub(err: NotImplementedError, fns=None) -> bool:
+    """Did an unfilled stub raise ``err``? The book's stubs ``raise NotImplementedError("your
+    code here")``; a bare ``raise NotImplementedError`` counts too, but only in one of the
+    reader's checked functions ``fns`` itself (any function when ``fns`` is None). A
+    NotImplementedError with a message of the reader's own, or a bare one from a helper of
+    theirs, is their error to see, and so is one from a library the function called
+    (PyTorch's "not implemented for this dtype", the package's own): the innermost frame must be
+    outside the installed libraries and the package, and its line must be the ``raise`` itself
+    (a NotImplementedError from compiled code surfaces on the line that called it)."""
+    tb = _innermost(err)
     if tb is None:
         return True
-    while tb.tb_next is not None:
-        tb = tb.tb_next
     code = tb.tb_frame.f_code
     path = os.path.realpath(code.co_filename)
     if path.startswith(_LIBRARY_ROOTS):
         return False
     line = linecache.getline(code.co_filename, tb.tb_lineno, tb.tb_frame.f_globals).strip()
-    return not line or line.startswith("raise") or "NotImplementedError" in line
+    if line and not line.startswith("raise") and "NotImplementedError" not in line:
+        return False
+    if err.args == (STUB_MESSAGE,):
+        return True
+    return not err.args and (fns is None or code in _codes(fns))
+
+
+def stub_name(err: NotImplementedError, fn) -> str:
+    """The function to fill in: the one whose ``raise`` the stub is (a helper stub of the
+    reader's, called by ``fn``), else ``fn``'s name."""
+    tb = _innermost(err)
+    name = tb.tb_frame.f_code.co_name if tb is not None else ""
+    if name.isidentifier() and tb.tb_frame.f_code not in _codes([fn]) and name != "forward":
+        return name
+    return fn_name(fn)
 
 
 def _describe(a) -> str:
