@@ -756,6 +756,17 @@ CASES = [
      (TypeError, "Transformer is an encoder-decoder: translate with greedy_search or "
                  "beam_search")),
     ("generate-gru", lambda: generate(gru(), SRC, 2), (TypeError, "Seq2SeqGRU is an encoder")),
+    ("gru-lengths-cut-real-tokens", lambda: gru().encode(SRC, torch.tensor([2, 2])),
+     (ValueError, r"src_lengths gives row 0 2 tokens, but src has the real \(non-pad\) token 7 "
+                  r"at position 2: the encoder would silently drop it")),
+    ("gru-mask-cuts-real-tokens", lambda: gru().encode(
+        SRC, torch.tensor([[True, True, True], [True, False, False]])),
+     (ValueError, r"src_mask gives row 1 1 tokens, but src has the real \(non-pad\) token 9 at "
+                  r"position 1")),
+    ("gru-lengths-ok", lambda: gru().encode(SRC, torch.tensor([3, 2])),
+     lambda out: torch.equal(out[2], SRC != 0)),
+    ("gru-lengths-over-padding-ok", lambda: gru().encode(SRC, torch.tensor([3, 3])),
+     lambda out: bool(out[2].all())),
     ("evaluating-str", lambda: evaluating("model").__enter__(),
      (TypeError, "model must be a torch.nn.Module; got str")),
     # ---------------------------------------------------------------- BLEU

@@ -112,14 +112,25 @@ def test_padding_cannot_change_outputs(attention):
     tgt_in = torch.randint(1, 10, (3, 5))
     H, s0, mask = m.encode(src, lengths)
     logits = m(src, lengths, tgt_in)
-    # different garbage in the padded positions (ids that are not PAD)
+    # whatever the padded positions read as (here: the pad embedding, made random), nothing
+    # changes; ids other than PAD past a length are refused, since they may be real tokens
+    # that lengths too short would drop silently
     noisy = src.clone()
     noisy[~mask] = torch.randint(3, 10, (int((~mask).sum()),))
-    H2, s02, _ = m.encode(noisy, lengths)
-    torch.testing.assert_close(H2[mask], H[mask])
-    assert (H2[~mask] == 0).all()
-    torch.testing.assert_close(s02, s0)
-    torch.testing.assert_close(m(noisy, lengths, tgt_in), logits)
+    with pytest.raises(ValueError, match="src_lengths gives row 1 4 tokens, but src has the real"):
+        m.encode(noisy, lengths)
+    with torch.no_grad():
+        saved = m.src_emb.weight[PAD].clone()
+        m.src_emb.weight[PAD] = torch.randn(8)
+    try:
+        H2, s02, _ = m.encode(src, lengths)
+        torch.testing.assert_close(H2[mask], H[mask])
+        assert (H2[~mask] == 0).all()
+        torch.testing.assert_close(s02, s0)
+        torch.testing.assert_close(m(src, lengths, tgt_in), logits)
+    finally:
+        with torch.no_grad():
+            m.src_emb.weight[PAD] = saved
     # a row alone (no padding at all) gives the same encoder states and logits as inside the batch
     for b, n in enumerate(lengths.tolist()):
         Hb, _, _ = m.encode(src[b : b + 1, :n])

@@ -228,8 +228,10 @@ class Seq2SeqGRU(nn.Module):
         """Resolve the source mask, given as a mask, as lengths, or (None) from ``src != pad_id``.
 
         src: (batch, t_src) ids. src_mask: bool (batch, t_src) with True = real token, or
-        integer lengths (batch,) with 1 ≤ length ≤ t_src, or None. Padding must be on the right.
-        Returns the bool mask (batch, t_src).
+        integer lengths (batch,) with 1 ≤ length ≤ t_src, or None. Padding must be on the right,
+        and every token past a row's length must be pad_id (a length shorter than the real tokens
+        would drop some silently: a ValueError names the row). Returns the bool mask (batch,
+        t_src).
         """
         self._ids(src, "src", self.src_vocab)
         batch, t_src = src.shape
@@ -264,6 +266,16 @@ class Seq2SeqGRU(nn.Module):
             raise ValueError(
                 "src_mask must mark a prefix of each row (padding on the right only): "
                 "True…True False…False"
+            )
+        cut = ~prefix & (src != self.pad_id)  # real tokens the mask or lengths would drop
+        if bool(cut.any()):
+            row, col = (int(i) for i in cut.nonzero()[0])
+            given = "src_lengths" if src_mask.dtype != torch.bool else "src_mask"
+            raise ValueError(
+                f"{given} gives row {row} {int(lengths[row])} tokens, but src has the real "
+                f"(non-pad) token {int(src[row, col])} at position {col}: the encoder would "
+                f"silently drop it. Give the lengths of the real tokens (or src_mask=None: "
+                f"src != pad_id={self.pad_id})"
             )
         return prefix
 
