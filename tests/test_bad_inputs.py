@@ -32,6 +32,7 @@ from minformer.attention import (  # noqa: E402
 from minformer.blocks import (  # noqa: E402
     EncoderLayer,
     FeedForward,
+    LayerNorm,
     copy_weights_from_torch,
     copy_weights_to_torch,
 )
@@ -44,6 +45,7 @@ from minformer.decode import (  # noqa: E402
     sequence_scores,
 )
 from minformer.export import browser_files  # noqa: E402
+from minformer.gru_lm import streams_of  # noqa: E402
 from minformer.masks import (  # noqa: E402
     causal_mask,
     padding_mask,
@@ -58,18 +60,20 @@ from minformer.multihead import (  # noqa: E402
     grouped_query_attention,
     repeat_kv,
 )
+from minformer.objectives import mask_tokens  # noqa: E402
 from minformer.plots import attention_heatmap  # noqa: E402
 from minformer.positional import (  # noqa: E402
     LearnedPositions,
     SinusoidalPositions,
     sinusoidal_encoding,
 )
+from minformer.pretrain import encode_stream, windows_of  # noqa: E402
 from minformer.pretrain import random_windows as pretrain_windows  # noqa: E402
-from minformer.pretrain import windows_of  # noqa: E402
 from minformer.rnn import AdditiveAttention, Seq2SeqGRU  # noqa: E402
 from minformer.sentences import not_english_reason  # noqa: E402
 from minformer.tokenizer import BPETokenizer, pad_sequences  # noqa: E402
 from minformer.train import (  # noqa: E402
+    History,
     sequence_loss,
     smoothed_cross_entropy,
     train,
@@ -77,10 +81,18 @@ from minformer.train import (  # noqa: E402
     warmup_linear_decay,
 )
 from minformer.train_translator import average_states, train_translator  # noqa: E402
-from minformer.transformer import DecoderOnly, Transformer, TransformerConfig  # noqa: E402
+from minformer.transformer import (  # noqa: E402
+    DecoderOnly,
+    Transformer,
+    TransformerConfig,
+    count_parameters,  # noqa: E402
+)
 from minformer.translator import Translator  # noqa: E402
 from minformer.utils import evaluating, seed_everything  # noqa: E402
-from minformer.variants import random_windows  # noqa: E402
+from minformer.variants import (
+    random_windows,  # noqa: E402
+    summarize,  # noqa: E402
+)
 from minformer.word2vec import (  # noqa: E402
     CBOW,
     SkipGram,
@@ -195,6 +207,10 @@ def _train_returning(result):
     model = torch.nn.Linear(3, 1)
     return train(model, [torch.ones(2, 3)], lambda m, b: result(m(b).pow(2).mean()),
                  torch.optim.SGD(model.parameters(), lr=0.1), steps=1, progress=False)
+
+
+def _history():
+    return History(losses=[1.0, 2.0, 3.0])
 
 
 def _train_eval_every(every):
@@ -957,6 +973,57 @@ CASES = [
      lambda w: w.shape == (2, 3) and bool((w[:, 1:] - w[:, :-1] == 1).all())),
     ("pretrain-windows-of-zero", lambda: windows_of(torch.arange(10), 0),
      (ValueError, "length must be a positive int; got 0")),
+    # ---------------------------------------------------------------- errors named at the door
+    ("softmax-empty-tensor", lambda: softmax(torch.empty(0)),
+     (ValueError, r"softmax over an empty axis: axis=-1 of shape \(0,\)")),
+    ("softmax-empty-axis-array", lambda: softmax(np.empty((2, 0))),
+     (ValueError, r"empty axis: axis=-1 of shape \(2, 0\)")),
+    ("softmax-empty-other-axis-ok", lambda: softmax(np.empty((0, 3))), lambda y: y.shape == (0, 3)),
+    ("layernorm-numpy", lambda: LayerNorm(4)(np.ones((2, 4), dtype=np.float32)),
+     (TypeError, "x must be a torch tensor; got ndarray of dtype float32")),
+    ("layernorm-int64", lambda: LayerNorm(4)(torch.ones(2, 4, dtype=torch.long)),
+     (TypeError, "x must be a floating-point tensor; got dtype torch.int64")),
+    ("layernorm-float64", lambda: LayerNorm(4)(torch.ones(2, 4, dtype=torch.float64)),
+     (TypeError, "dtypes must match: x torch.float64, weight torch.float32")),
+    ("layernorm-half-ok", lambda: LayerNorm(4)(r(2, 4).half()), lambda y: y.dtype == torch.float16),
+    ("layernorm-eps-zero", lambda: LayerNorm(4, eps=0), (ValueError, r"eps must lie in \(0, inf\)")),
+    ("ffn-numpy", lambda: FeedForward(4, 8)(np.ones((1, 2, 4))),
+     (TypeError, "x must be a torch tensor; got ndarray")),
+    ("ffn-width", lambda: FeedForward(4, 8)(r(1, 2, 5)),
+     (ValueError, r"FeedForward\(d_model=4\) got x of shape \(1, 2, 5\)")),
+    ("history-smoothed-0", lambda: _history().smoothed(0),
+     (ValueError, "window must be a positive int; got 0")),
+    ("history-smoothed-negative", lambda: _history().smoothed(-1),
+     (ValueError, "window must be a positive int; got -1")),
+    ("history-smoothed-float", lambda: _history().smoothed(2.5),
+     (TypeError, r"window must be an int; got 2\.5")),
+    ("history-smoothed-ok", lambda: _history().smoothed(2), lambda y: y == [1.0, 1.5, 2.5]),
+    ("history-from-dict-missing", lambda: History.from_dict({"losses": []}),
+     (ValueError, "lacks evals, seconds, tokens")),
+    ("history-from-dict-list", lambda: History.from_dict([1.0]),
+     (TypeError, "a History's dict must be a dict.*got list")),
+    ("sequence-loss-target-outside", lambda: sequence_loss(
+        torch.zeros(2, 3, 5), torch.full((2, 3), 7), pad_id=0),
+     (ValueError, r"tgt_out holds ids outside the vocabulary 0\.\.4 .*\[7\]")),
+    ("sequence-loss-ignore-ok", lambda: sequence_loss(
+        torch.zeros(1, 2, 5), torch.tensor([[3, -100]]), pad_id=-100), finite),
+    ("mask-tokens-all-special", lambda: mask_tokens(
+        torch.ones(2, 3, dtype=torch.long), 4, 5, special_ids=range(5), generator=_g()),
+     (ValueError, "every id of the vocabulary 0..4 is special")),
+    ("mask-tokens-outside-vocab", lambda: mask_tokens(
+        torch.full((2, 3), 9), 4, 5, generator=_g()),
+     (ValueError, r"tokens holds ids outside the vocabulary 0\.\.4: min 9, max 9")),
+    ("mask-tokens-special-str", lambda: mask_tokens(
+        torch.ones(2, 3, dtype=torch.long), 4, 5, special_ids="01", generator=_g()),
+     (TypeError, "special_ids must be ints")),
+    ("count-parameters-array", lambda: count_parameters(np.ones(3)),
+     (TypeError, "model must be a torch.nn.Module; got ndarray")),
+    ("gru-lm-streams-batch-0", lambda: streams_of(torch.arange(100), 0),
+     (ValueError, "batch must be a positive int; got 0")),
+    ("variants-summarize-empty", lambda: summarize([]),
+     (ValueError, "results must be a non-empty list of VariantResult")),
+    ("pretrain-encode-stream-no-tokenizer", lambda: encode_stream(None, ["a"]),
+     (TypeError, "tok must be a BPETokenizer.*NoneType")),
     # ---------------------------------------------------------------- sentences
     ("not-english-negative-max", lambda: not_english_reason("the cat sat", max_unknown=-1),
      (ValueError, r"max_unknown must be a fraction in \[0, 1\]; got -1")),

@@ -317,5 +317,5 @@ def test_history_to_dict_and_back_through_json():
     race = History.from_dict({"losses": [2.0], "evals": [[1, 0.1, 0.5]], "seconds": 2.0,
                               "tokens": 9})
     assert (race.lrs, race.eval_seconds, race.evals, race.steps) == ([], 0.0, [(1, 0.1, 0.5)], 1)
-    with pytest.raises(KeyError, match="tokens"):
+    with pytest.raises(ValueError, match="lacks tokens"):
         History.from_dict({"losses": [2.0], "evals": [], "seconds": 2.0})

@@ -43,6 +43,9 @@ def softmax(x, axis: int = -1):
                             f"{type(x).__name__} that is not one") from None
     if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):
         raise ValueError(f"axis={axis} is out of range for an input of shape {tuple(x.shape)}")
+    if x.ndim and x.shape[axis] == 0:
+        raise ValueError(f"softmax over an empty axis: axis={axis} of shape {tuple(x.shape)} has "
+                         "no entry to spread the weight over")
     if _is_torch(x):
         if x.ndim == 0:
             raise ValueError("softmax needs at least one axis, got a 0-d tensor")

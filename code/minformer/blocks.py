@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import validate
 from .multihead import AttentionCache, MultiHeadAttention
 from .validate import number, positive_int
 
@@ -43,12 +44,16 @@ class LayerNorm(nn.Module):
     def __init__(self, d: int, eps: float = 1e-5):
         super().__init__()
         positive_int(d, "d")
+        number(eps, "eps", low=0.0, low_open=True)
         self.d, self.eps = d, eps
         self.weight = nn.Parameter(torch.ones(d))  # γ
         self.bias = nn.Parameter(torch.zeros(d))  # β
 
     def forward(self, x):
-        if x.shape[-1] != self.d:
+        validate.tensor(x, "x", floating=True)
+        if x.dtype not in (self.weight.dtype, torch.bfloat16, torch.float16):
+            validate.same_dtype(x=x, weight=self.weight)  # half inputs mix (autocast does)
+        if x.ndim == 0 or x.shape[-1] != self.d:
             raise ValueError(f"LayerNorm({self.d}) got input of shape {tuple(x.shape)}; "
                              f"the last axis must have size {self.d}")
         return F.layer_norm(x, (self.d,), self.weight, self.bias, self.eps)  # (..., d)
@@ -89,6 +94,11 @@ class FeedForward(nn.Module):
         self.linear2 = nn.Linear(d_ff, d_model)
 
     def forward(self, x):
+        validate.tensor(x, "x", floating=True)
+        if x.ndim == 0 or x.shape[-1] != self.linear1.in_features:
+            raise ValueError(f"FeedForward(d_model={self.linear1.in_features}) got x of shape "
+                             f"{tuple(x.shape)}; the last axis must have size "
+                             f"{self.linear1.in_features}")
         h = self.activation(self.linear1(x))  # (..., t, d_ff)
         return self.linear2(self.dropout(h))  # (..., t, d_model)
 

@@ -66,6 +66,8 @@ def build_model(vocab_size: int, seed: int = SEED, device="cpu") -> GRULanguageM
 
 def streams_of(ids: torch.Tensor, batch: int = BATCH) -> torch.Tensor:
     """The id stream cut into ``batch`` contiguous streams, side by side: (batch, stream_len)."""
+    validate.tensor(ids, "ids")
+    validate.positive_int(batch, "batch")
     if ids.dim() != 1 or len(ids) < 2 * batch:
         raise ValueError(f"ids must be a 1-D stream of at least {2 * batch} ids; got shape "
                          f"{tuple(ids.shape)}")

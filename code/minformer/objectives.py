@@ -12,6 +12,8 @@ to be predicted, so ``F.cross_entropy(logits.flatten(0, 1), targets.flatten())``
 the predictions that count.
 """
 
+import numbers
+
 import torch
 
 from .validate import integer, number, positive_int, tensor
@@ -55,9 +57,22 @@ def mask_tokens(tokens, mask_id: int, vocab_size: int, *, special_ids=(), p: flo
     number(p, "p", low=0.0, high=1.0, low_open=True, high_open=True)
     positive_int(vocab_size, "vocab_size")
     integer(mask_id, "mask_id")
+    try:
+        special_ids = list(special_ids)
+    except TypeError:
+        raise TypeError(f"special_ids must be a list of ints; got {special_ids!r}") from None
+    if isinstance(special_ids, (str, bytes)) or any(
+            isinstance(i, bool) or not isinstance(i, numbers.Integral) for i in special_ids):
+        raise TypeError(f"special_ids must be ints (padding, BOS, ...); got {special_ids!r}")
     special = torch.tensor(sorted(set(special_ids) | {mask_id}), dtype=tokens.dtype)
     if not 0 <= mask_id < vocab_size:
         raise ValueError(f"mask_id={mask_id} is not an id of the vocabulary 0..{vocab_size - 1}")
+    if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) >= vocab_size):
+        raise ValueError(f"tokens holds ids outside the vocabulary 0..{vocab_size - 1}: min "
+                         f"{int(tokens.min())}, max {int(tokens.max())}")
+    if int(((special >= 0) & (special < vocab_size)).sum()) >= vocab_size:  # special: distinct
+        raise ValueError(f"every id of the vocabulary 0..{vocab_size - 1} is special (mask_id "
+                         f"and special_ids): no id is left to draw a random replacement from")
     real = ~torch.isin(tokens, special)  # (batch, t): may be picked
     u = torch.rand(tokens.shape, generator=generator)  # one draw picks …
     picked = real & (u < p)  # (batch, t)

@@ -87,6 +87,12 @@ def chapter_tokenizer(train_words: Sequence[str]) -> BPETokenizer:
 
 def encode_stream(tok: BPETokenizer, words: Sequence[str]) -> torch.Tensor:
     """The words, joined by spaces, as one stream of token ids: (n_tokens,)."""
+    if not isinstance(tok, BPETokenizer):
+        raise TypeError(f"tok must be a BPETokenizer (chapter_tokenizer's); got "
+                        f"{type(tok).__name__}")
+    if isinstance(words, (str, bytes)):
+        raise TypeError("words must be a list of words, not a single str (word_stream's first "
+                        "value)")
     return torch.tensor(tok.encode(" ".join(words), allowed_special={"<unk>"}))
 
 

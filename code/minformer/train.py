@@ -50,9 +50,15 @@ def sequence_loss(logits, tgt_out, pad_id: int = 0, label_smoothing: float = 0.0
             f"logits {tuple(logits.shape)}, tgt_out {tuple(tgt_out.shape)}"
         )
     number(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_open=True)
-    if not bool((tgt_out != pad_id).any()):
+    real = tgt_out != pad_id
+    if not bool(real.any()):
         raise ValueError(f"every target token is padding (pad_id={pad_id}, tgt_out "
                          f"{tuple(tgt_out.shape)}): no token to average the loss over")
+    outside = real & ((tgt_out < 0) | (tgt_out >= logits.shape[-1]))
+    if bool(outside.any()):
+        raise ValueError(f"tgt_out holds ids outside the vocabulary 0..{logits.shape[-1] - 1} of "
+                         f"logits {tuple(logits.shape)} (pad_id={pad_id} aside): "
+                         f"{sorted(set(tgt_out[outside].tolist()))[:5]}")
     return F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]).float(),  # (batch·t, vocab)
         tgt_out.reshape(-1),  # (batch·t,)
@@ -185,6 +191,7 @@ class History:
 
     def smoothed(self, window: int = 50) -> list:
         """The loss averaged over the last ``window`` steps at each step (for plots)."""
+        positive_int(window, "window")
         out, total = [], 0.0
         for i, x in enumerate(self.losses):
             total += x
@@ -202,6 +209,13 @@ class History:
     def from_dict(cls, d: dict) -> "History":
         """A History from :meth:`to_dict`'s dict, or from a shipped history that left out the
         learning rates and evaluation time (chapter 13's race); evaluations become tuples."""
+        if not isinstance(d, dict):
+            raise TypeError(f"a History's dict must be a dict (History.to_dict()); got "
+                            f"{type(d).__name__}")
+        missing = [k for k in ("losses", "evals", "seconds", "tokens") if k not in d]
+        if missing:
+            raise ValueError(f"a History's dict needs 'losses', 'evals', 'seconds' and 'tokens' "
+                             f"(History.to_dict()); this one lacks {', '.join(missing)}")
         return cls(losses=list(d["losses"]), lrs=list(d.get("lrs", [])),
                    evals=[tuple(e) for e in d["evals"]], seconds=d["seconds"],
                    eval_seconds=d.get("eval_seconds", 0.0), tokens=d["tokens"])

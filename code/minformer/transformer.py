@@ -470,4 +470,6 @@ class DecoderOnly(_SingleStack):
 
 def count_parameters(model: nn.Module) -> int:
     """Number of trained numbers in ``model`` (a tied matrix counts once)."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}")
     return sum(p.numel() for p in model.parameters() if p.requires_grad)

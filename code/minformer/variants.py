@@ -232,6 +232,11 @@ def summarize(results: list[VariantResult]) -> str:
     paired difference from the first variant (mean ± sd, and the range over seeds), training
     tokens per second of wall clock and per CPU-second (medians over seeds), parameters and
     KV-cache size."""
+    if isinstance(results, VariantResult) or not results or not all(
+            isinstance(r, VariantResult) for r in results):
+        raise ValueError("results must be a non-empty list of VariantResult (compare_variants' "
+                         f"or load_results' first value); got {type(results).__name__} "
+                         f"{results!r}"[:200])
     names = list(dict.fromkeys(r.name for r in results))
     by = {name: {r.seed: r for r in results if r.name == name} for name in names}
     base = by[names[0]]
