@@ -168,12 +168,15 @@ def test_rejects_global_randomness_mutation_and_wrong_types():
 
 # -- the classes of mistake the issue lists, each on 8 seeds -------------------------------
 def variant(threshold=False, low=None, top=True, from_batch=False, whole_vocab=False,
-            picks="token", fate="token", rng="generator"):
+            picks="token", fate="token", rng="generator", batch_ids=False, batch_range=False,
+            not_own=False):
     """The solution with one slip. threshold: real = tokens >= len(special_ids); low: draw
     replacements from randint(low, ...) (as if the specials were the lowest ids); top=False:
     the top id is never drawn; from_batch: replacements are tokens of the batch; whole_vocab:
     replacements may be special; picks/fate: "token", "row" (one draw per row), "position"
-    (one per position, shared by the rows) or "count" (exactly 15% of each row); rng:
+    (one per position, shared by the rows) or "count" (exactly 15% of each row); batch_ids:
+    replacements uniform over the distinct ids the batch holds; batch_range: over the
+    non-special ids up to the batch's largest; not_own: drawn again until unlike the token; rng:
     "generator", "global" (torch's), "numpy", "reseeded" (generator.manual_seed(0)) or
     "own" (a new generator seeded from generator.initial_seed())."""
     def fn(tokens, mask_id, vocab_size, special_ids, generator):
@@ -208,6 +211,11 @@ def variant(threshold=False, low=None, top=True, from_batch=False, whole_vocab=F
             r = pool[torch.randint(len(pool), tokens.shape, generator=g)]
         elif whole_vocab:
             r = torch.randint(vocab_size, tokens.shape, generator=g)
+        elif batch_ids or batch_range:
+            ids = (torch.unique(tokens[real]) if batch_ids else
+                   torch.arange(int(tokens[real].max()) + 1))
+            ids = ids[~torch.isin(ids, special)]
+            r = ids[torch.randint(len(ids), tokens.shape, generator=g)]
         elif low is not None:
             r = torch.randint(low(special_ids), vocab_size - (0 if top else 1), tokens.shape,
                               generator=g)
@@ -218,6 +226,8 @@ def variant(threshold=False, low=None, top=True, from_batch=False, whole_vocab=F
             if not top:
                 choices = choices[:-1]
             r = choices[torch.randint(len(choices), tokens.shape, generator=g)]
+            while not_own and len(choices) > 1 and bool((same := r == tokens).any()):
+                r[same] = choices[torch.randint(len(choices), (int(same.sum()),), generator=g)]
         inputs = tokens.clone()
         inputs[to_mask] = mask_id
         inputs[to_random] = r[to_random]
@@ -243,6 +253,12 @@ MISTAKES = {
     "one fate per row": (variant(fate="row"), "fate (mask, random, keep) on its own draw, of "
                          "shape (batch, t), not one draw per row"),
     "one fate per position": (variant(fate="position"), "not one draw per position"),
+    "replacements uniform over the batch's ids": (variant(batch_ids=True),
+                                                  "none of them occurs in the batch"),
+    "replacements up to the batch's largest id": (variant(batch_range=True),
+                                                  "none of them occurs in the batch"),
+    "replacements never the token's own id": (variant(not_own=True),
+                                              "do not draw again when it comes up"),
 }
 
 

@@ -63,6 +63,23 @@ def test_rejects_exp_of_raw_scores():
     rejects(check_online_softmax_update, raw, "first block")
 
 
+def test_rejects_exp_relative_to_the_old_maximum():
+    """exp(S - m) with the old m, rescaled afterwards: right in exact arithmetic, but a block
+    that scores far above the running maximum overflows (inf · 0 = NaN)."""
+    def old_max(m, ell, acc, S, V_block):
+        m_new = torch.maximum(m, S.amax(-1, keepdim=True))
+        base = torch.where(m == -math.inf, m_new, m)
+        base = base.masked_fill(base == -math.inf, 0.0)
+        P = torch.exp(S - base)  # overflows when S is far above the old m
+        shift = m_new.masked_fill(m_new == -math.inf, 0.0)
+        scale, alpha = torch.exp(base - shift), torch.exp(m - shift)
+        return (m_new, alpha * ell + P.sum(-1, keepdim=True) * scale,
+                alpha * acc + (P @ V_block) * scale)
+
+    rejects(check_online_softmax_update, old_max, "far above the running maximum",
+            "nor of the scores minus the old maximum m", seeds=range(4))
+
+
 def test_rejects_a_normalized_acc_and_a_wrong_maximum():
     def normalized(m, ell, acc, S, V_block):
         m_new, ell_new, acc_new = online_softmax_update(m, ell, acc, S, V_block)

@@ -14,7 +14,10 @@ it orders its random draws:
   spread as independent draws per token do (a fixed count per row is too even; one draw per row
   or per position is far too uneven), and so do the fates of the picked;
 - uniformity: every non-special id, the top one included, is drawn as a replacement about as
-  often as the others, whatever the batch's own token frequencies (which are Zipf-like here);
+  often as the others, whatever the batch's own token frequencies (which are Zipf-like here),
+  and ids that never occur in the batch too (one case's words are only the lower ids); with two
+  non-special ids, half the random replacements draw the token's own id and leave it unchanged
+  (an answer that draws again to avoid it changes the unchanged share from 15% to 10%);
 - the caller's generator: equal seeds give equal maskings whatever the global random state,
   different seeds or successive calls give different ones.
 """
@@ -29,11 +32,15 @@ from ._core import call, checker, fail
 IGNORE = -100
 
 
-def _batch(rng, batch, t, vocab, pad, bos, eos, inner=()):
+def _batch(rng, batch, t, vocab, pad, bos, eos, inner=(), share=1.0, exclude=()):
     """(batch, t) ids: ``bos`` first, Zipf-distributed non-special ids, ``eos`` last, then
-    ``pad``; ``inner`` special ids (an [UNK], a middle [SEP]) sprinkled among the words."""
-    special = {pad, bos, eos, *inner}
+    ``pad``; ``inner`` special ids (an [UNK], a middle [SEP]) sprinkled among the words. With
+    ``share`` < 1 the words are only the lowest ``share`` of the non-special ids (the others, the
+    top one included, never occur in the batch; ``exclude``: other special ids, such as the
+    mask, that must not occur either)."""
+    special = {pad, bos, eos, *inner, *exclude}
     allowed = np.array([i for i in range(vocab) if i not in special])
+    allowed = allowed[:max(1, int(len(allowed) * share))]
     weights = 1.0 / np.arange(1, len(allowed) + 1)  # Zipf: a few ids are frequent
     order = rng.permutation(len(allowed))  # which id is frequent differs from case to case
     x = rng.choice(allowed[order], size=(batch, t), p=weights / weights.sum())
@@ -53,12 +60,14 @@ def _cases(rng, seed):
     cases.append(("BERT's special ids (pad 0, [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103: "
                   "not the lowest ids), a (400, 512) batch, vocabulary 110",
                   tokens, 103, 110, (0, 100, 101, 102, 103)))
-    tokens = _batch(rng, 300, 400, 60, pad=0, bos=1, eos=2)
-    cases.append(("special ids 0-3 (pad, bos, eos, mask), a (300, 400) batch, vocabulary 60",
-                  tokens, 3, 60, (0, 1, 2, 3)))
-    tokens = _batch(rng, 200, 200, 5, pad=0, bos=1, eos=2)
-    cases.append(("a vocabulary of 5 with specials 0-3: exactly one id (4) may replace",
-                  tokens, 3, 5, (0, 1, 2, 3)))
+    tokens = _batch(rng, 400, 512, 60, pad=0, bos=1, eos=2, share=0.55, exclude=(3,))
+    cases.append(("special ids 0-3 (pad, bos, eos, mask), vocabulary 60, a (400, 512) batch "
+                  "whose words are only ids 4-33: the ids 34-59 never occur in it, yet may "
+                  "replace", tokens, 3, 60, (0, 1, 2, 3)))
+    tokens = _batch(rng, 300, 300, 6, pad=0, bos=1, eos=2)
+    cases.append(("a vocabulary of 6 with specials 0-3: two ids (4, 5) may replace, so half "
+                  "the random replacements draw the token's own id",
+                  tokens, 3, 6, (0, 1, 2, 3)))
     vocab = int(rng.integers(30, 90))
     special = sorted(int(i) for i in rng.choice(vocab, size=int(rng.integers(4, 7)),
                                                 replace=False))
@@ -177,7 +186,8 @@ def _proportions(where, tokens, inputs, picked, is_special, mask_id, n_allowed):
           " of the picked (not 80% of all tokens)")
     _near(kept, 0.1 + 0.1 / n_allowed, n, "the picked tokens were left unchanged", where,
           f": 10%, plus the random replacements that drew the token's own id (1 in "
-          f"{n_allowed} here)")
+          f"{n_allowed} here: the draw is uniform over every non-special id, the token's own "
+          "included, so do not draw again when it comes up)")
     if n_allowed > 1 and not (picked & (inputs != mask_id) & (inputs != tokens)).any():
         fail(f"on {where}: no picked token was replaced by a random token; about 10% should")
 
@@ -240,6 +250,10 @@ def _uniform(where, tokens, inputs, picked, mask_id, allowed, vocab):
         top = (f" — the top id {vocab - 1} is never drawn: torch.randint(low, high) excludes "
                "high, so draw up to vocab_size" if vocab - 1 in ids else "")
         shown = ids[:8] + (["..."] if len(ids) > 8 else [])
+        absent = not torch.isin(allowed[never], tokens).any()
+        if absent and len(ids) > 1:  # not just the top one: the ids the batch lacks
+            top = (" — none of them occurs in the batch: draw from the whole vocabulary "
+                   "(0..vocab_size - 1, specials left out), not from the ids the batch holds")
         fail(f"on {where}: the non-special ids {shown} were never drawn as replacements, "
              f"though a uniform draw would give each about {float(expected[never].mean()):.0f}"
              f" times{top}; draw uniformly from every non-special id")

@@ -42,8 +42,9 @@ def _cases(rng, seed):
                   (*_state((), 4, 3, g), S, V)))
     m, ell, acc = _state((), 2, 2, g)
     S, V = _block((), 2, 4, 2, g, scale=30.0, shift=900.0)
-    cases.append(("scores near 1000 (exp(1000) overflows: subtract the maximum first)",
-                  (m + 880.0, ell, acc, S, V)))
+    cases.append(("scores near 1000 far above the running maximum (near 0): exp(1000) and "
+                  "exp(S - m) overflow, so subtract the new maximum m' first",
+                  (m, ell, acc, S, V)))
     S = torch.full((3, 4), -math.inf, dtype=torch.float64)
     cases.append(("a fully masked block (every score -inf) after some keys: nothing changes",
                   (*_state((), 3, 2, g), S, _block((), 3, 4, 2, g)[1])))
@@ -105,6 +106,11 @@ def _diagnose(args, got, want, where):
             fail(f"on {where}: {name} has shape {tuple(x.shape)}, expected {tuple(w.shape)} "
                  "(keep the axis of size 1 of m and ℓ: amax/sum with keepdim=True)")
     if any(bool(x.isnan().any()) for x in got):
+        if not (bool(torch.isinf(m).any()) or bool(torch.isinf(S).any())):
+            fail(f"on {where}: the result has NaN, from finite inputs: an exp overflowed to inf "
+                 "(then inf · 0 or inf - inf is NaN); take exp of the scores minus the new "
+                 "maximum m', never of the raw scores nor of the scores minus the old maximum m "
+                 "(a block may score far above it)")
         fail(f"on {where}: the result has NaN. exp(-inf - (-inf)) is NaN: while a query has "
              "seen only masked keys its maximum is -inf; shift by 0 there instead of by -inf")
     if S.dtype == torch.float64 and all(
@@ -118,7 +124,8 @@ def _diagnose(args, got, want, where):
              "score of the block, per query: torch.maximum(m, S.amax(-1, keepdim=True))")
     if any(bool(torch.isinf(x).any()) for x in got[1:]):
         fail(f"on {where}: ℓ or acc overflowed to inf: take exp of the scores minus the new "
-             "maximum m', never of the raw scores")
+             "maximum m', never of the raw scores nor of the scores minus the old maximum m "
+             "(a block may score far above it)")
     m_new = want[0]
     shift = m_new.masked_fill(m_new == -math.inf, 0.0)
     P = torch.exp(S - shift)
