@@ -45,7 +45,7 @@ from minformer.decode import (  # noqa: E402
     sequence_scores,
 )
 from minformer.export import browser_files  # noqa: E402
-from minformer.gru_lm import streams_of  # noqa: E402
+from minformer.gru_lm import frequency_ids, streams_of  # noqa: E402
 from minformer.masks import (  # noqa: E402
     causal_mask,
     padding_mask,
@@ -53,7 +53,12 @@ from minformer.masks import (  # noqa: E402
     to_additive_mask,
     to_torch_mask,
 )
-from minformer.metrics import bleu_from_stats, bucket_label, ngrams  # noqa: E402
+from minformer.metrics import (  # noqa: E402
+    bleu_from_stats,
+    bootstrap_interval,  # noqa: E402
+    bucket_label,
+    ngrams,
+)
 from minformer.multihead import (  # noqa: E402
     MultiHeadAttention,
     MultiHeadAttentionLoop,
@@ -69,6 +74,8 @@ from minformer.positional import (  # noqa: E402
 )
 from minformer.pretrain import encode_stream, windows_of  # noqa: E402
 from minformer.pretrain import random_windows as pretrain_windows  # noqa: E402
+from minformer.publish import set_repository  # noqa: E402
+from minformer.race import step_time_ratio  # noqa: E402
 from minformer.rnn import AdditiveAttention, Seq2SeqGRU  # noqa: E402
 from minformer.sentences import not_english_reason  # noqa: E402
 from minformer.tokenizer import BPETokenizer, pad_sequences  # noqa: E402
@@ -92,6 +99,7 @@ from minformer.utils import evaluating, seed_everything  # noqa: E402
 from minformer.variants import (
     random_windows,  # noqa: E402
     summarize,  # noqa: E402
+    validation_loss,  # noqa: E402
 )
 from minformer.word2vec import (  # noqa: E402
     CBOW,
@@ -1024,6 +1032,22 @@ CASES = [
      (ValueError, "results must be a non-empty list of VariantResult")),
     ("pretrain-encode-stream-no-tokenizer", lambda: encode_stream(None, ["a"]),
      (TypeError, "tok must be a BPETokenizer.*NoneType")),
+    ("bootstrap-seed-str", lambda: bootstrap_interval(["a b"], [["a b"]], n=10, seed="x"),
+     (TypeError, "seed must be an int; got 'x'")),
+    ("race-step-ratio-empty", lambda: step_time_ratio({"gru": [], "transformer": [1.0]}),
+     (ValueError, "seconds must be step_seconds' dict")),
+    ("race-step-ratio-zero", lambda: step_time_ratio({"gru": [1.0], "transformer": [0.0]}),
+     (ValueError, r"seconds\['transformer'\] entries must lie in \(0, inf\); got 0")),
+    ("race-step-ratio-nan", lambda: step_time_ratio({"gru": [float("nan")], "transformer": [1.0]}),
+     (ValueError, "must be a number, got NaN")),
+    ("race-step-ratio-ok", lambda: step_time_ratio({"gru": [3.0, 1.0, 2.0], "transformer": [1.0]}),
+     lambda x: x == 2.0),
+    ("variants-validation-loss-empty", lambda: validation_loss(lm(), torch.ones(0, 5).long()),
+     (ValueError, r"windows is empty \(shape \(0, 5\)\)")),
+    ("variants-validation-loss-batch-0", lambda: validation_loss(lm(), torch.ones(2, 5).long(), 0),
+     (ValueError, "batch must be a positive int; got 0")),
+    ("gru-lm-frequency-ids-str", lambda: frequency_ids("the cat"),
+     (TypeError, "train must be a list of training words, not a single str")),
     # ---------------------------------------------------------------- sentences
     ("not-english-negative-max", lambda: not_english_reason("the cat sat", max_unknown=-1),
      (ValueError, r"max_unknown must be a fraction in \[0, 1\]; got -1")),
@@ -1309,3 +1333,9 @@ def test_finite_values_give_the_same_numbers_bit_for_bit():
     mask = torch.tensor([[True] * 5, [True, True, True, False, False], [True] + [False] * 4])
     context, weights = att(query, keys, mask)
     assert torch.equal(context, torch.bmm(weights.unsqueeze(1), keys).squeeze(1))
+
+
+def test_set_repository_names_a_root_without_the_books_config(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no _config.yml in .*: give the book's root") as info:
+        set_repository("https://github.com/a/b", tmp_path)
+    assert _from_package(info.value)

@@ -54,6 +54,8 @@ SEED = 0
 
 def frequency_ids(train: Sequence[str]) -> dict[str, int]:
     """Each word of ``train`` numbered by decreasing count (ties: first seen first)."""
+    if isinstance(train, (str, bytes)):
+        validate.str_list(train, "train", "training words")  # the error for a single str
     return {w: i for i, (w, _) in enumerate(collections.Counter(train).most_common())}
 
 

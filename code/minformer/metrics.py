@@ -273,6 +273,8 @@ class Interval(NamedTuple):
 def _resamples(n_sentences: int, n: int, seed):
     """n draws of n_sentences sentence indices, with replacement (one generator, seeded)."""
     validate.positive_int(n, "n (the number of resamples)")  # checked now, not at the first draw
+    if seed is not None:
+        validate.integer(seed, "seed", minimum=0)
     rng = np.random.default_rng(seed)
     return (rng.integers(0, n_sentences, size=n_sentences) for _ in range(n))
 

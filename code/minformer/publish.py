@@ -76,6 +76,8 @@ def parse_repository_url(url: str) -> tuple[str, str]:
 def current_repository_url(root: Path | str = REPO_ROOT) -> str:
     """``repository.url`` from ``root/_config.yml`` (read as tests/test_notebooks.py reads it)."""
     config = Path(root) / "_config.yml"
+    if not config.is_file():
+        raise FileNotFoundError(f"no _config.yml in {root}: give the book's root folder")
     match = _CONFIG_URL.search(config.read_text(encoding="utf-8"))
     if match is None:
         raise ValueError(f"{config} has no repository.url")

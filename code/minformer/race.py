@@ -121,6 +121,16 @@ def step_seconds(tokenizer: BPETokenizer, train_pairs, steps: int = 8, rounds: i
 
 def step_time_ratio(seconds: dict[str, list[float]]) -> float:
     """A GRU step's cost in Transformer steps: median GRU seconds / median Transformer seconds."""
+    if not isinstance(seconds, dict) or any(
+            not isinstance(seconds.get(k), (list, tuple)) or not seconds[k]
+            for k in ("gru", "transformer")):
+        raise ValueError("seconds must be step_seconds' dict: {'gru': [...], 'transformer': "
+                         f"[...]}}, each a non-empty list of seconds; got {seconds!r}"[:200])
+    for k in ("gru", "transformer"):
+        for s in seconds[k]:
+            validate.number(s, f"seconds[{k!r}] entries", low=0.0, low_open=True)
+            if s == float("inf"):
+                raise ValueError(f"seconds[{k!r}] holds inf: a step time must be finite")
     return statistics.median(seconds["gru"]) / statistics.median(seconds["transformer"])
 
 

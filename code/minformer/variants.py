@@ -135,6 +135,10 @@ class VariantResult:
 @torch.no_grad()
 def validation_loss(model, windows, batch: int = 64) -> float:
     """Mean next-byte cross-entropy (nats) of ``model`` over ``windows`` (n, T + 1)."""
+    validate.tensor(windows, "windows", ndim=2)
+    positive_int(batch, "batch")
+    if len(windows) == 0:
+        raise ValueError(f"windows is empty (shape {tuple(windows.shape)}): no window to score")
     total, count = 0.0, 0
     with evaluating(model):
         for i in range(0, len(windows), batch):
