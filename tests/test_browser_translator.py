@@ -319,6 +319,11 @@ def test_export_for_browser_refuses_bad_input_with_clear_errors(tmp_path, tiny_t
         export_for_browser(42, tmp_path)
     with pytest.raises(TypeError, match="out_folder must be a folder path.*got float"):
         export_for_browser(tr, 3.5)
+    (tmp_path / "a-file").write_text("mine")
+    with pytest.raises(ValueError, match="out_folder .*a-file is a file: give a folder"):
+        export_for_browser(tr, tmp_path / "a-file")
+    assert (tmp_path / "a-file").read_text() == "mine"
+    (tmp_path / "a-file").unlink()
     with pytest.raises(CheckpointError, match="missing"):
         export_for_browser(tmp_path / "no-checkpoint", tmp_path / "out")
     gru = Translator(Seq2SeqGRU(tiny_tok.vocab_size, tiny_tok.vocab_size, 8, 8), tiny_tok)

@@ -296,7 +296,10 @@ def _out_folder(out_folder) -> Path:
         return STATIC_DIR
     if not isinstance(out_folder, (str, os.PathLike)):
         raise TypeError(f"out_folder must be a folder path (str or Path); got {type(out_folder).__name__}")
-    return Path(out_folder)
+    folder = Path(out_folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"out_folder {folder} is a file: give a folder (it is created if missing)")
+    return folder
 
 
 def export_for_browser(translator_or_folder=None, out_folder=None, dtype: str = "float16",
