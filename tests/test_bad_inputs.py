@@ -1322,6 +1322,22 @@ def test_a_non_finite_value_or_key_behind_the_mask_changes_no_output(value):
     assert torch.equal(context, att(query, keys, mask)[0]) and finite(context)
 
 
+def test_a_nan_value_behind_the_mask_reaches_no_gradient():
+    Q, K, V = r(2, 6, 4, seed=1), r(2, 6, 4, seed=2), r(2, 6, 4, seed=3)
+    pad = padding_mask([6, 4], head_axis=False)
+    bad_V = _garbage(V, (1, slice(4, None)))
+
+    def grads(fn, V):
+        q, k, v = (x.clone().requires_grad_() for x in (Q, K, V))
+        fn(q, k, v).sum().backward()
+        return q.grad, k.grad, v.grad
+
+    for fn in (lambda q, k, v: scaled_dot_product_attention(q, k, v, pad),
+               lambda q, k, v: chunked_attention(q, k, v, pad, block_size=4)):
+        for want, got in zip(grads(fn, V), grads(fn, bad_V), strict=True):
+            assert torch.equal(got, want)
+
+
 def test_finite_values_give_the_same_numbers_bit_for_bit():
     """The guards only act on non-finite values: A @ V itself otherwise."""
     Q, K, V = r(2, 3, 6, 4, seed=1), r(2, 3, 6, 4, seed=2), r(2, 3, 6, 4, seed=3)

@@ -248,7 +248,9 @@ def _mix(A, V, visible):
         return Y
     Y = A @ V.masked_fill(bad, 0.0)  # hidden rows contribute exactly 0, as for finite values
     shown = visible[..., None] & bad[..., None, :, :]  # (..., t_q, t_k, d_v)
-    return Y + torch.where(shown, A[..., None] * V[..., None, :, :], 0.0).sum(dim=-2)
+    # the hidden entries are replaced before the product (not after), so that no gradient
+    # meets them either (0 · NaN in the backward pass of a product taken first)
+    return Y + (A[..., None] * torch.where(shown, V[..., None, :, :], 0.0)).sum(dim=-2)
 
 
 def as_float32_if_half(*tensors) -> tuple:
@@ -420,7 +422,7 @@ class _ChunkedAttention(torch.autograd.Function):
         Y = acc / ell.masked_fill(~seen, 1.0)  # fully masked rows: acc = 0, so Y = 0
         lse = (m + torch.log(ell)).masked_fill(~seen, float("inf"))  # exp(s - lse) = softmax
         ctx.save_for_backward(Q, K, V, Y, lse, mask)
-        ctx.block_size, ctx.causal = block_size, causal
+        ctx.block_size, ctx.causal, ctx.guard = block_size, causal, guard
         return Y
 
     @staticmethod
@@ -437,6 +439,8 @@ class _ChunkedAttention(torch.autograd.Function):
             dY_i = dY[..., i0:i1, :]  # (..., bq, d_v)
             dV[..., j0:j1, :] += P.transpose(-2, -1) @ dY_i
             dS = P * (dY_i @ V[..., j0:j1, :].transpose(-2, -1) - D[..., i0:i1, :])
+            if ctx.guard:  # a hidden key's NaN value must not reach the gradients either
+                dS = dS.masked_fill(S == float("-inf"), 0.0)
             dQ[..., i0:i1, :] += (dS @ K[..., j0:j1, :]) * scale
             dK[..., j0:j1, :] += dS.transpose(-2, -1) @ Q_scaled[..., i0:i1, :]
         return dQ, dK, dV, None, None, None
