@@ -1336,6 +1336,18 @@ def test_a_nan_value_behind_the_mask_reaches_no_gradient():
                lambda q, k, v: chunked_attention(q, k, v, pad, block_size=4)):
         for want, got in zip(grads(fn, V), grads(fn, bad_V), strict=True):
             assert torch.equal(got, want)
+    att = AdditiveAttention(4, 4, 4)
+    keys, query = r(2, 5, 4, seed=5), r(2, 4, seed=6)
+    mask = torch.tensor([[True] * 5, [True, True, True, False, False]])
+
+    def param_grads(keys):
+        att.zero_grad()
+        att(query, keys, mask)[0].sum().backward()
+        return [p.grad.clone() for p in att.parameters()]
+
+    for want, got in zip(param_grads(keys), param_grads(_garbage(keys, (1, slice(3, None)))),
+                         strict=True):
+        assert torch.equal(got, want)
 
 
 def test_finite_values_give_the_same_numbers_bit_for_bit():

@@ -88,6 +88,8 @@ class AdditiveAttention(nn.Module):
                     f"mask rows {rows} have no real token: softmax over nothing is undefined"
                 )
         if keys_proj is None:
+            if mask is not None:  # padded keys: nothing in them reaches a gradient either
+                keys = keys.masked_fill(~mask[..., None], 0.0)
             keys_proj = self.project_keys(keys)
         elif tuple(keys_proj.shape) != (*keys.shape[:2], self.d_attn):
             raise ValueError(
