@@ -460,7 +460,7 @@ def test_cpu_name_reads_the_processor_or_falls_back(monkeypatch):
     ("gru_lm", ["--steps", "5"], r"--steps 5 differs from the shipped runs' \(1200\)"),
     ("pretrain", ["--steps", "5"], r"--steps 5 differs from the shipped runs'"),
     ("bottleneck", ["--seeds", "0", "0", "--out", "{tmp}/x"], "lists a seed twice: 0 0"),
-    ("bottleneck", ["--seeds", "-1", "--out", "{tmp}/x"], r"seeds must be ints ≥ 0; got -1"),
+    ("bottleneck", ["--seeds", "-1", "--out", "{tmp}/x"], r"--seeds: each seed must be an int ≥ 0; got -1"),
     ("gru_lm", ["--out", "{tmp}/a-file"], r"--out .*a-file is a file: give a folder"),
     ("variants", ["--out", "{tmp}/a-file/sub"], r"--out .*sub lies under the file .*a-file"),
 ])

@@ -314,7 +314,7 @@ def _check_retrain_args(parser, args, folder: str) -> None:
     seeds = getattr(args, "seeds", None)
     if seeds is not None:
         if any(s < 0 for s in seeds):
-            parser.error(f"--seeds must be ints ≥ 0; got {' '.join(map(str, seeds))}")
+            parser.error(f"--seeds: each seed must be an int ≥ 0; got {' '.join(map(str, seeds))}")
         if len(set(seeds)) != len(seeds):
             parser.error(f"--seeds lists a seed twice: {' '.join(map(str, seeds))}")
     if args.out is not None:
