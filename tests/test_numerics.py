@@ -68,7 +68,10 @@ def test_the_second_environment_changes_every_kernel_family():
     recipe = _recipe("test-alt")
     assert 'portable) numerics="$(NUMERICS_ALT_PORTABLE)"' in recipe
     assert 'numerics="$(NUMERICS_ALT_AVX512)"' in recipe
-    assert re.search(r"env \$\$numerics \$\(BIN\)/python -m pytest .*\$\(NBVAL\) chapters", recipe)
+    # the chapters, with their prose solutions inserted where a reader runs them
+    assert "tests/solutions_edition.py _build/solutions" in recipe
+    assert re.search(r"env \$\$numerics \$\(BIN\)/python -m pytest .*\$\(NBVAL\)", recipe)
+    assert "_build/solutions --durations" in recipe
     ci = (MAKEFILE.parent / ".ci" / "run").read_text()
     portable = ci.index("make test-alt ALT=portable")
     assert ci.index("make test\n") < portable
