@@ -80,3 +80,14 @@ def test_record_in_manifest_lists_the_runs_with_their_command(tmp_path, monkeypa
     assert bn.record_in_manifest() == [f"{bn.FOLDER}/attention-seed1/model.pt"]
     files = json.loads((data / "manifest.json").read_text())["files"]
     assert files[f"{bn.FOLDER}/attention-seed1/model.pt"]["source"] == bn.REPRODUCE
+
+
+def test_the_shipped_control_loads_with_as_many_parameters_as_the_attention_model():
+    log = json.loads((bn.data_dir() / bn.FOLDER / "runs.json").read_text())
+    wide, losses = bn.load_wide(log["n_src"], log["n_tgt"])
+    attention, _ = bn.load_run(True, 0, log["n_src"], log["n_tgt"])
+    count = [sum(p.numel() for p in m.parameters()) for m in (wide, attention)]
+    assert not wide.attention and abs(count[0] / count[1] - 1) < 0.01
+    assert len(losses) == bn.STEPS and sum(losses[-50:]) < sum(losses[:50]) - 50
+    with pytest.raises(ValueError, match="vocabularies of"):
+        bn.load_wide(10, 10)

@@ -58,11 +58,12 @@ def test_every_file_matches_its_checksum_and_size():
     files = manifest()
     # 12 data files, the 5 of the trained translator (SHA256SUMS too), the 10 of chapter 13's race,
     # the 6 of chapter 12's pretraining runs, the 3 of chapter 9's GRU language model, the 5 of
-    # chapter 11's word2vec runs, the 9 of chapter 9's shipped encoder-decoders (seeds 0 and 1),
+    # chapter 11's word2vec runs, the 11 of chapter 9's shipped encoder-decoders (seeds 0 and 1, and
+    # the wider control),
     # chapter 13's slower-learning-rate history, the 25 of chapter 7's shipped sorters, chapter
     # 14's comparison of variants, chapter 12's fine-tuning accuracies, chapter 11's other
     # seeds' results, chapter 8's is-it-sorted runs and chapter 7's warmup runs
-    assert len(files) == 81
+    assert len(files) == 83
     for name, entry in files.items():
         raw = (DATA / name).read_bytes()
         assert len(raw) == entry["bytes"], name

@@ -48,6 +48,10 @@ SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"]  # ids 0, 1, 2, 3
 PAD, BOS, EOS, UNK = range(4)
 STEPS, BATCH, LR = 500, 64, 3e-3
 MODEL = dict(d_emb=64, d_hidden=128)
+# The control: no attention, and a wider GRU state that gives it as many parameters as the
+# attention model has (1,364,726 against 1,359,494 on the chapter's vocabularies).
+WIDE = dict(d_emb=64, d_hidden=152)
+WIDE_RUN = "wide-no-attention-seed0"
 SEEDS = (0, 1)  # the shipped seeds (the chapter trains seed 0's first steps itself)
 
 
@@ -94,20 +98,23 @@ def trim(src, tgt_in, tgt_out):
     return src[:, :s], tgt_in[:, :t], tgt_out[:, :t]
 
 
-def build_model(attention: bool, n_src: int, n_tgt: int, seed: int, device="cpu") -> Seq2SeqGRU:
-    """The chapter's model, its weights drawn after ``seed_everything(seed)``."""
+def build_model(attention: bool, n_src: int, n_tgt: int, seed: int, device="cpu",
+                sizes: dict | None = None) -> Seq2SeqGRU:
+    """The chapter's model (``sizes``: :data:`MODEL` unless given), its weights drawn after
+    ``seed_everything(seed)``."""
     seed_everything(seed)
     device = pick_device(device) if isinstance(device, str) else device
-    return Seq2SeqGRU(n_src, n_tgt, attention=attention, pad_id=PAD, **MODEL).to(device)
+    return Seq2SeqGRU(n_src, n_tgt, attention=attention, pad_id=PAD,
+                      **(MODEL if sizes is None else sizes)).to(device)
 
 
 def train_translator(attention: bool, seed: int, train_data: Sequence[torch.Tensor], n_src: int,
-                     n_tgt: int, steps: int = STEPS, device="cpu"):
+                     n_tgt: int, steps: int = STEPS, device="cpu", sizes: dict | None = None):
     """Train one model as the chapter does: Adam at :data:`LR`, batches of :data:`BATCH` pairs
     drawn by a generator seeded with ``seed`` (the same for both models), gradients clipped to
     norm 1. Returns (model, the loss of every step)."""
     validate.positive_int(steps, "steps")
-    model = build_model(attention, n_src, n_tgt, seed, device)
+    model = build_model(attention, n_src, n_tgt, seed, device, sizes)
     device = next(model.parameters()).device
     opt = torch.optim.Adam(model.parameters(), lr=LR)
     batches = torch.Generator().manual_seed(seed)  # same batches for both
@@ -167,6 +174,41 @@ def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1,
     return log
 
 
+def train_wide(out=None, threads: int | None = 1, steps: int = STEPS) -> dict:
+    """Train the control into ``out`` (default data/checkpoints/bottleneck): seed 0's recipe
+    without attention at the sizes :data:`WIDE`, written to ``<WIDE_RUN>/model.pt`` (float16)
+    and ``<WIDE_RUN>/history.json`` (every step's loss, the seconds, the sizes)."""
+    if threads is not None:
+        torch.set_num_threads(validate.positive_int(threads, "threads"))
+    out = Path(out) if out is not None else data_dir() / FOLDER
+    train_data, n_src, n_tgt = chapter_data()
+    start = time.perf_counter()
+    model, losses = train_translator(False, 0, train_data, n_src, n_tgt, steps, sizes=WIDE)
+    seconds = time.perf_counter() - start
+    folder = out / WIDE_RUN
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save(half_state(model.state_dict()), folder / "model.pt")
+    log = {"losses": losses, "seconds": seconds, "model": WIDE}
+    (folder / "history.json").write_text(json.dumps(log) + "\n", encoding="utf-8")
+    print(f"{WIDE_RUN}: {steps} steps in {seconds:.0f} s", flush=True)
+    return log
+
+
+def load_wide(n_src: int, n_tgt: int, device=None, folder=None) -> tuple[Seq2SeqGRU, list[float]]:
+    """The shipped control (:func:`train_wide`), as :func:`load_run` loads the others."""
+    log = read_shipped_json(FOLDER, "runs.json", folder, "train_runs")
+    if (n_src, n_tgt) != (log["n_src"], log["n_tgt"]):
+        raise ValueError(f"the shipped runs have vocabularies of {log['n_src']:,} and "
+                         f"{log['n_tgt']:,} words; got n_src={n_src!r}, n_tgt={n_tgt!r}")
+    state = read_shipped_state(FOLDER, f"{WIDE_RUN}/model.pt", folder, "train_wide")
+    model = Seq2SeqGRU(n_src, n_tgt, attention=False, pad_id=PAD, **WIDE)
+    load_weights(model, float_state(state), shipped_where(FOLDER, f"{WIDE_RUN}/model.pt", folder))
+    device = pick_device(device) if device is None or isinstance(device, str) else device
+    model.to(device).eval()
+    history = read_shipped_json(FOLDER, f"{WIDE_RUN}/history.json", folder, "train_wide")
+    return model, history["losses"]
+
+
 def _bytes(relative: str, folder=None) -> bytes:
     return read_shipped(FOLDER, relative, folder, "train_runs")
 
@@ -202,9 +244,11 @@ def main(argv=None) -> int:
     chapter 9's shipped encoder-decoders (:func:`minformer.data.retrain_command`)."""
     return retrain_command(
         argv, FOLDER, REPRODUCE,
-        "Retrain chapter 9's shipped encoder-decoders (with and without attention, seeds 0 and 1) "
-        "into data/checkpoints/bottleneck. About two minutes on one thread.",
-        lambda args: train_runs(args.out, args.seeds, args.threads), seeds=SEEDS)
+        "Retrain chapter 9's shipped encoder-decoders (with and without attention, seeds 0 and 1, "
+        "and the wider model without attention, seed 0) into data/checkpoints/bottleneck. About "
+        "seven minutes on one thread.",
+        lambda args: (train_runs(args.out, args.seeds, args.threads),
+                      train_wide(args.out, args.threads))[0], seeds=SEEDS)
 
 
 if __name__ == "__main__":
