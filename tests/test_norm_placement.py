@@ -104,3 +104,9 @@ def test_the_warmup_command_line(capsys):
     shown = capsys.readouterr().out
     assert shown.startswith("usage: python -m minformer.norm_placement --warmup")
     assert npl.WARMUP_FOLDER in shown.replace("\n", "").replace(" ", "")
+
+
+def test_a_diverging_run_stops_at_its_first_non_finite_loss():
+    # lr=1e6 made NaN losses from step 2 on, and the run went on training on them
+    with pytest.raises(FloatingPointError, match=r"loss is nan at step \d+ \(lr=1e\+06\)"):
+        npl.train_sorter(False, 1e6, steps=20)

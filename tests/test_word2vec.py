@@ -409,6 +409,12 @@ def test_train_chapter_runs_writes_runs_that_load_back(tmp_path, monkeypatch):
         assert run.model.vectors().shape == (20, 100) and len(run.losses) >= 1
     with pytest.raises(FileNotFoundError, match="no runs.json in"):
         w2v.load_chapter_run("cbow", vocab, folder=tmp_path)
+    # a vectors file with a row too few (another run's, or cut) is refused, not read as this one
+    path = tmp_path / "runs" / "cbow.pt"
+    state = torch.load(path, weights_only=True)
+    torch.save({**state, "vectors": state["vectors"][:-1]}, path)
+    with pytest.raises(ValueError, match=r"cbow.pt holds vectors of shape \(19, 100\).*20 words"):
+        w2v.load_chapter_run("cbow", vocab, folder=tmp_path / "runs")
 
 
 def test_record_in_manifest_lists_the_runs_with_their_command(tmp_path, monkeypatch):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -100,6 +101,9 @@ def train_sorter(norm_first: bool, lr: float, steps: int = STEPS, seed: int = 0,
         loss.backward()
         opt.step()
         losses.append(loss.item())
+        if not math.isfinite(losses[-1]):
+            raise FloatingPointError(f"train_sorter: the loss is {losses[-1]} at step {step} "
+                                     f"(lr={lr:g}): training diverged; try a smaller lr")
     return model, losses
 
 

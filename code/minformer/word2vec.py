@@ -780,6 +780,10 @@ def load_chapter_run(name: str, vocab: Vocab, folder=None) -> Word2VecResult:
                          f"build_vocab(chapter_paragraphs(), min_count=5)")
     vectors = torch.load(io.BytesIO(_shipped_bytes(f"{name}.pt", folder)),
                          weights_only=True)["vectors"].float()  # (vocab, dim)
+    if vectors.ndim != 2 or vectors.shape[0] != len(vocab):
+        raise ValueError(f"{name}.pt holds vectors of shape {tuple(vectors.shape)}, not one row "
+                         f"for each of the vocabulary's {len(vocab):,} words: the file does not "
+                         f"belong to this run (python -m minformer.word2vec writes it)")
     history = json.loads(_shipped_bytes(f"{name}-history.json", folder))
     return Word2VecResult(InputVectors(vectors), vocab, list(history["losses"]))
 
