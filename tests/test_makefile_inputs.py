@@ -189,10 +189,12 @@ def test_test_alt_runs_the_environment_asked_for(copy, alt, cpu_has_avx512, chos
     run = make(top, *args, *([f"ALT={alt}"] if alt else []))
     assert run.returncode == 0, run.stderr
     assert f"second numeric environment ({chosen}): " in run.stdout
-    (call,) = calls(log)
+    # the chapters with their prose solutions inserted are written, then run by nbval
+    write, call = calls(log)
+    assert write["argv"] == ["tests/solutions_edition.py", "_build/solutions"]
     env = call["env"]
     assert (env["ATEN_CPU_CAPABILITY"], env["MKL_CBWR"], env["ONEDNN_MAX_CPU_ISA"]) == ENVIRONMENTS[chosen]
-    assert call["argv"][:4] == ["-m", "pytest", "-n", "2"] and {"--nbval", "chapters"} <= set(call["argv"])
+    assert call["argv"][:4] == ["-m", "pytest", "-n", "2"] and {"--nbval", "_build/solutions"} <= set(call["argv"])
 
 
 @pytest.mark.parametrize(("alt", "message"), [
