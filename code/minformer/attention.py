@@ -234,6 +234,13 @@ def _masked_softmax(scores, mask):
     return torch.softmax(scores, dim=-1) * mask  # masked keys get exactly 0, empty rows all 0
 
 
+def _all_finite(x) -> bool:
+    """Whether every entry of ``x`` is finite, without a temporary of ``x``'s size (the memory
+    chapter 14 measures): a NaN or inf makes the sum non-finite. A sum that overflows from
+    finite values only sends the caller down its careful path, which gives the same answer."""
+    return math.isfinite(x.sum().item())
+
+
 def _mix(A, V, visible):
     """``A @ V``, where a value row that ``visible`` (bool, broadcastable to A; None: all) hides
     from a query cannot change that query's output, even when it holds NaN or inf (0 · NaN is
@@ -241,11 +248,9 @@ def _mix(A, V, visible):
     A @ V itself, bit for bit. Otherwise the non-finite entries are left out of the product and
     added back only where they are visible."""
     Y = A @ V
-    if visible is None:
+    if visible is None or _all_finite(V):
         return Y
     bad = ~torch.isfinite(V)  # (..., t_k, d_v)
-    if not bool(bad.any()):
-        return Y
     Y = A @ V.masked_fill(bad, 0.0)  # hidden rows contribute exactly 0, as for finite values
     shown = visible[..., None] & bad[..., None, :, :]  # (..., t_q, t_k, d_v)
     # the hidden entries are replaced before the product (not after), so that no gradient
@@ -412,7 +417,7 @@ class _ChunkedAttention(torch.autograd.Function):
         m = Q.new_full((*Q.shape[:-1], 1), float("-inf"))  # running max
         ell = Q.new_zeros((*Q.shape[:-1], 1))  # running sum of exp(s - m)
         acc = Q.new_zeros((*Q.shape[:-1], V.shape[-1]))  # running Σ exp(s - m) v
-        guard = not bool(torch.isfinite(V).all())  # else no block needs _mix's check
+        guard = not _all_finite(V)  # else no block needs _mix's check
         for i0, i1, j0, j1 in _block_pairs(Q.shape[-2], K.shape[-2], block_size, causal):
             S = _block_scores(Q_scaled, K, mask, i0, i1, j0, j1, causal)  # (..., bq, bk)
             m[..., i0:i1, :], ell[..., i0:i1, :], acc[..., i0:i1, :] = _online_update(

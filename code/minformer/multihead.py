@@ -42,6 +42,7 @@ from torch import nn
 
 from . import validate
 from .attention import (
+    _all_finite,
     _masked_softmax,
     _mix,
     as_float32_if_half,
@@ -237,7 +238,7 @@ class MultiHeadAttention(nn.Module):
         options = dict(dropout_p=p, enable_gqa=True) if gqa else dict(dropout_p=p)
         # a NaN or inf in a value row the mask hides would leak through its zero weight in a
         # plain product (fused kernels included): such calls take the explicit path's _mix
-        hidden_bad = mask is not None and not bool(torch.isfinite(V).all())
+        hidden_bad = mask is not None and not _all_finite(V)
         if need_weights or hidden_bad:  # the explicit path: materializes A
             if gqa:
                 K, V = repeat_kv(K, self.n_heads), repeat_kv(V, self.n_heads)  # (b, h, t_k, d_head)
