@@ -140,7 +140,8 @@ def test_exercises_are_numbered_and_hints_and_solutions_are_folded(shown, number
     assert sum(s.startswith("Solution to Exercise") for s in summaries) == twin.count("{solution}")
     assert sum(s.startswith("Hint") for s in summaries) >= n
     assert not any(is_open for _, is_open in seen["details"])
-    assert seen["hiddenCode"] == twin.count("{solution-start}")
+    # folded code: the gated solutions, and the checks for the tests (remove-cell)
+    assert seen["hiddenCode"] == twin.count("{solution-start}") + twin.count(":tags: [remove-cell]")
 
 
 def test_a_folded_solution_is_not_in_plain_sight(shown):
