@@ -297,8 +297,12 @@ class Transformer(nn.Module):
         the output projection, which ``project(h)`` applies
     forward(src, tgt) = decode(tgt, encode(src)): teacher forcing, all positions in parallel.
 
-    src_mask defaults to :meth:`source_mask` (padding from ``pad_id``), shape (batch, 1, 1, s).
-    The decoder's self-attention mask is causal & target padding, (batch, 1, t, t).
+    In encode and forward src_mask defaults to :meth:`source_mask` (padding from ``pad_id``),
+    shape (batch, 1, 1, s). decode cannot make it, since the memory does not say which source
+    positions were padding: there the default None hides no memory position, right only for a
+    source without padding, so a padded batch passes ``model.source_mask(src)`` (as forward
+    and :mod:`minformer.decode` do). The decoder's self-attention mask is causal & target
+    padding, (batch, 1, t, t).
     """
 
     def __init__(self, config: TransformerConfig):
@@ -352,6 +356,10 @@ class Transformer(nn.Module):
     def decode(self, tgt, memory, src_mask=None, need_weights: bool = False,
                cache: KVCache | None = None, project: bool = True):
         """Logits (batch, t, vocab) for the target tokens tgt (batch, t).
+
+        src_mask: :meth:`source_mask` of the source that made ``memory``. The default None
+        lets every target position attend to every memory position, padding included: right
+        only when the source has no padding (a batch of one sentence, say).
 
         project=False: the decoder's vectors (batch, t, d_model) before the output projection
         instead (:meth:`project` maps any of them to logits), so that a loss can project only
