@@ -1,0 +1,136 @@
+"""The data that interactive figures carry inside their scripts, exported from the package.
+
+A figure is one script on top of core.js, inline in a page or a notebook's output (see
+:mod:`minformer.figures`): it cannot fetch a file (Colab runs each output in a sandboxed frame, a
+copy of the book opened from file:// has no server). So the data a figure needs is written into
+its script, between two marker lines, by a command::
+
+    python -m minformer.figure_data            # rewrite the blocks from the package
+    python -m minformer.figure_data --check    # exit 1 if a block differs from a fresh export
+
+Each block starts with the sha256 of its data line, and :func:`check` (run by
+tests/test_figures_ch02_ch10.py) compares every block with a fresh export byte for byte, so a
+changed source without a new export fails a test.
+
+- ``ch02.js``: chapter 2's 40 noisy samples of f(x) = sin 2x + x/2 (numpy's generator, seed 0,
+  drawn exactly as the chapter draws them), as the shortest decimals that give the same float64.
+- ``ch10.js``: the merges of the chapter's 8,000-token BPE tokenizer, the one shipped for
+  chapter 13's runs (data/checkpoints/race/tokenizer.json, checked against data/manifest.json),
+  as pairs of token ids (left, right), little-endian uint16, in base64: 4 bytes a merge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import json
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+
+FIGURES = Path(__file__).resolve().parents[2] / "_static" / "figures"
+BEGIN = "// BEGIN EXPORT: python -m minformer.figure_data writes the next two lines"
+END = "// END EXPORT"
+T_K = 40  # chapter 2's number of samples
+
+
+def ch02_samples(seed: int = 0, t_K: int = T_K) -> tuple[np.ndarray, np.ndarray]:
+    """Chapter 2's data: x sorted uniform on [0, 5], y = sin 2x + x/2 + N(0, 0.3²) noise."""
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(0, 5, t_K))
+    y = np.sin(2 * x) + 0.5 * x + rng.normal(0, 0.3, t_K)
+    return x, y
+
+
+def ch10_tokenizer():
+    """The shipped 8,000-token tokenizer (chapter 10's, trained on both sides of the train pairs)."""
+    from .race import load_race_tokenizer
+
+    return load_race_tokenizer()
+
+
+def _payload(name: str) -> dict:
+    if name == "ch02.js":
+        x, y = ch02_samples()
+        return {"x": [float(v) for v in x], "y": [float(v) for v in y]}
+    if name == "ch10.js":
+        tok = ch10_tokenizer()
+        ids = [i for a, b, _ in tok._merges for i in (a, b)]
+        assert max(ids) < 1 << 16
+        return {"specials": list(tok.special_tokens), "vocabSize": tok.vocab_size,
+                "merges": base64.b64encode(struct.pack(f"<{len(ids)}H", *ids)).decode("ascii")}
+    raise ValueError(f"no exported data for {name!r}; known: {', '.join(SCRIPTS)}")
+
+
+SCRIPTS = ("ch02.js", "ch10.js")
+
+
+def block(name: str) -> str:
+    """The two generated lines of a script: the data's sha256, then `var DATA = {...};`."""
+    line = "  var DATA = " + json.dumps(_payload(name), separators=(",", ":")) + ";"
+    digest = hashlib.sha256(line.encode("utf-8")).hexdigest()
+    return f"  // sha256 of the next line: {digest}\n{line}\n"
+
+
+def _split(text: str, name: str) -> tuple[str, str, str]:
+    start = text.find(BEGIN)
+    stop = text.find(END)
+    if start < 0 or stop < start:
+        raise ValueError(f"{name}: no '{BEGIN}' ... '{END}' block")
+    head_end = text.index("\n", start) + 1
+    return text[:head_end], text[head_end:text.rindex("\n", 0, stop) + 1], text[text.rindex("\n", 0, stop) + 1:]
+
+
+def export(folder: Path = FIGURES) -> list[str]:
+    """Rewrite every block; return the names of the scripts that changed."""
+    changed = []
+    for name in SCRIPTS:
+        path = folder / name
+        text = path.read_text(encoding="utf-8")
+        head, old, tail = _split(text, name)
+        new = block(name)
+        if old != new:
+            path.write_text(head + new + tail, encoding="utf-8")
+            changed.append(name)
+    return changed
+
+
+def check(folder: Path = FIGURES) -> dict[str, str]:
+    """{script: sha256} if every block equals a fresh export and its own checksum; else raises."""
+    sums = {}
+    for name in SCRIPTS:
+        _, old, _ = _split((folder / name).read_text(encoding="utf-8"), name)
+        first, _, line = old.partition("\n")
+        digest = hashlib.sha256(line.rstrip("\n").encode("utf-8")).hexdigest()
+        if not first.endswith(digest):
+            raise ValueError(f"{name}: the data line does not match its sha256 (edited by hand?)")
+        if old != block(name):
+            raise ValueError(f"{name}: the exported data is out of date: run "
+                             "python -m minformer.figure_data")
+        sums[name] = digest
+    return sums
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="compare only; exit 1 if stale")
+    args = parser.parse_args(argv)
+    if args.check:
+        try:
+            for name, digest in check().items():
+                print(f"{digest}  {name}")
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        return 0
+    changed = export()
+    for name, digest in check().items():
+        print(f"{digest}  {name}{'  (rewritten)' if name in changed else ''}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
