@@ -5,7 +5,7 @@ after `make book` refreshes them when the pages change).
 - explorer.png: chapter 13's cross-attention explorer, a Spanish token hovered;
 - translator.png: the page translator (translate.md) after translating a sentence with beam 4,
   its explorer below, a token hovered;
-- figure-<name>.png: the interactive figures of chapters 1, 3, 4, 5 and 8 (_static/figures/), each
+- figure-<name>.png: the interactive figures of chapters 1, 2, 3, 4, 5, 8 and 10 (_static/figures/), each
   at its start, as the page first shows it.
 """
 
@@ -110,7 +110,9 @@ FIGURES = {"ch01-attention": "chapters/01_dot_product_attention.html",
            "ch03-qkv": "chapters/03_queries_keys_values.html",
            "ch04-scaling": "chapters/04_scaling.html",
            "ch05-masking": "chapters/05_masking.html",
-           "ch08-positions": "chapters/08_positional_encoding.html"}
+           "ch08-positions": "chapters/08_positional_encoding.html",
+           "ch02-bandwidth": "chapters/02_attention_as_lookup.html",
+           "ch10-bpe": "chapters/10_tokenization.html"}
 
 
 def interactive_figures(browser: Browser, base: str) -> None:
