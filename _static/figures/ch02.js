@@ -287,8 +287,10 @@
     sh.input.addEventListener("input", function () { hIndex = Number(sh.input.value); update(false); });
     pick.input.addEventListener("input", function () {
       var v = Math.round(Number(pick.input.value));
-      if (v >= 1 && v <= n) { sel = v - 1; update(false); }
+      if (pick.input.value.trim() !== "" && v >= 1 && v <= n) { sel = v - 1; update(false); }
     });
+    // leaving the box shows the sample in use again (a number out of 1 … 40 changed nothing)
+    pick.input.addEventListener("change", function () { pick.input.value = sel + 1; });
     sx.input.addEventListener("input", function () { xs[sel] = Number(sx.input.value); update(true); });
     sy.input.addEventListener("input", function () { ys[sel] = Number(sy.input.value); update(true); });
     reset.addEventListener("click", function () {
@@ -302,10 +304,15 @@
     // the samples change (the curves and the best h shown meanwhile are the last ones), so that
     // moving a sample only waits for one fit. A newer change restarts the count.
     var job = 0, longest = 0;
+    function busy(on) { // the curves and the best h are being recounted (.ci/pdf_figures.py waits)
+      [errSvg, table.table].forEach(function (e) { e.setAttribute("aria-busy", on ? "true" : "false"); });
+    }
+    busy(true);
     function recount() {
       var mine = ++job, part = curves(xs, ys, null, 0, 0), k = 0;
       var sx0 = xs.slice(), sy0 = ys.slice();
       root.dataset.mffPending = "1";
+      busy(true);
       function more() {
         if (mine !== job) return;
         var t0 = performance.now();
@@ -315,6 +322,7 @@
           lines = part;
           update(false);
           root.dataset.mffPending = "0";
+          busy(false);
           root.dataset.mffCurves = "1";
         }
         longest = Math.max(longest, performance.now() - t0);

@@ -278,7 +278,7 @@
     var info = F.el("p", {class: "mff-key", "data-out": "merge"}, [""]);
     var setInfo = F.output(info);
     root.appendChild(info);
-    var line = F.el("div", {class: "mff-bpe-line", role: "list", "aria-label": "the tokens"});
+    var line = F.el("div", {class: "mff-bpe-line", role: "list", "aria-label": "the tokens", "aria-busy": "true"});
     root.appendChild(line);
     var count = F.el("p", {class: "mff-key", "data-out": "count"}, [""]);
     var setCount = F.output(count);
@@ -359,6 +359,7 @@
         retokenize();
         t = r ? r.steps.length : 0;
         render();
+        line.setAttribute("aria-busy", "false"); // the tokenizer is whole (.ci/pdf_figures.py waits)
         root.dataset.mffBuilt = "1";
       });
     }, 0);
