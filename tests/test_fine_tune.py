@@ -137,8 +137,53 @@ def test_train_runs_writes_accuracies_that_load_back(tmp_path, monkeypatch):
     monkeypatch.setattr(ft, "LABELS", (10,))
     monkeypatch.setattr(ft, "RECIPES", {"mlm": dict(steps=1, lr=1e-3),
                                         "translator": dict(steps=1, lr=1e-3)})
+    monkeypatch.setattr(ft, "VALID", 50)
+    monkeypatch.setattr(ft, "GRID", (dict(steps=1, lr=1e-3), dict(steps=2, lr=1e-3)))
+    monkeypatch.setattr(ft, "PROBE_LABELS", (10,))
+    monkeypatch.setattr(ft, "PROBE", dict(steps=1, lr=1e-2, freeze=True))
     done = ft.train_runs(tmp_path, seeds=[4], threads=1)
     assert "mlm" in done and "translator" in done and "s of CPU" in done
     accuracy, log = ft.load_results(tmp_path)
     assert log["seeds"] == [4] and list(accuracy["mlm"]["pretrained"]) == [10]
     assert json.loads((tmp_path / "results.json").read_text())["threads"] == 1
+    # each start's translator recipe is one of the grid, chosen on validation
+    assert set(log["chosen"]) == set(ft.STARTS) and all(
+        r in log["grid"] for r in log["chosen"].values())
+    assert set(log["validation"]["scratch"]) == {"1@0.001", "2@0.001"}
+    assert list(accuracy["translator_chosen"]["scratch"]) == [10]
+    # the linear probe of the chapter's exercise: the masked LM, both starts, its recipe logged
+    assert list(accuracy["probe"]["pretrained"]) == [10] and log["probe"]["freeze"] is True
+
+
+def test_validation_labels_never_come_from_the_validation_sentences(monkeypatch):
+    encoder, labels = _tiny_encoder()
+    monkeypatch.setattr(ft, "VALID", 50)
+    with pytest.raises(ValueError, match="pool"):   # pool 100 - 50 = 50 sentences
+        ft.fine_tune(encoder, labels, 51, seed=0, from_pretrained=False, steps=1,
+                     device="cpu", validation=True)
+    a = ft.fine_tune(encoder, labels, 50, seed=0, from_pretrained=False, steps=1,
+                     device="cpu", validation=True)
+    assert abs(a * 50 - round(a * 50)) < 1e-9  # an accuracy over the 50 validation sentences
+
+
+def test_a_frozen_body_does_not_change_and_only_the_head_learns(monkeypatch):
+    encoder, labels = _tiny_encoder()
+    made = []
+    real = ft.BlankClassifier
+
+    def spy(body, n):
+        made.append(real(body, n))
+        return made[-1]
+
+    monkeypatch.setattr(ft, "BlankClassifier", spy)
+    ft.fine_tune(encoder, labels, 20, seed=0, from_pretrained=True, steps=3, lr=1e-2,
+                 device="cpu", freeze=True)
+    body, head = made[-1].body, made[-1].head
+    assert all(torch.equal(body.state_dict()[k], v) for k, v in encoder.weights.items())
+    assert not any(p.requires_grad for p in body.parameters())
+    ft.fine_tune(encoder, labels, 20, seed=0, from_pretrained=True, steps=3, lr=1e-2,
+                 device="cpu")
+    moved = made[-1]
+    assert not all(torch.equal(moved.body.state_dict()[k], v)
+                   for k, v in encoder.weights.items())
+    assert not torch.equal(moved.head.weight, head.weight)  # the same start, trained more

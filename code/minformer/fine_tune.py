@@ -18,7 +18,10 @@ builds all of this in its own cells and runs seed 0 of each comparison live; ``p
 minformer.fine_tune`` (:func:`train_runs`) ran seeds 0, 1 and 2 with this module's copy and
 ships every accuracy in ``data/checkpoints/fine-tune/results.json`` (checked against
 ``data/manifest.json``, read by :func:`load_results`). The chapter checks that its cells and
-this module compute the same thing.
+this module compute the same thing. For the translator it also chooses each start's recipe
+(steps and learning rate) among :data:`GRID` on a validation split (:func:`choose_recipe`) and
+ships that comparison too ("translator_chosen"), and the masked LM's linear probe of the
+chapter's exercise (:data:`PROBE`: the body frozen, only the head trained; "probe").
 """
 
 from __future__ import annotations
@@ -50,6 +53,15 @@ SEEDS = (0, 1, 2)  # the shipped seeds (the chapter runs seed 0 itself)
 STARTS = ("scratch", "pretrained")
 # steps of 32 sentences and AdamW's learning rate, for each encoder
 RECIPES = {"mlm": dict(steps=150, lr=1e-3), "translator": dict(steps=40, lr=3e-4)}
+# The translator's comparison chooses each start's recipe on a validation split instead
+# (:func:`choose_recipe`): the last VALID sentences of the pool, never drawn as labels there;
+# the same four choices for both starts, the two recipes above among them.
+VALID = 500
+GRID = tuple(dict(steps=steps, lr=lr) for steps in (40, 150) for lr in (3e-4, 1e-3))
+# The chapter's linear-probe exercise: the masked LM's body frozen, only the head trained, at
+# these label counts and this recipe (the chapter's 150 steps, the head's learning rate 1e-2).
+PROBE_LABELS = (200, 1000)
+PROBE = dict(steps=150, lr=1e-2, freeze=True)
 
 TOPICS = {
     "family": "mother father mom dad brother brothers sister sisters son sons daughter "
@@ -206,24 +218,29 @@ def trim(ids: torch.Tensor, pad: int) -> torch.Tensor:
 
 @torch.no_grad()
 def test_accuracy(model: BlankClassifier, encoder: Encoder, labels: torch.Tensor,
-                  device=None) -> float:
-    """Accuracy on the :data:`TEST` test sentences, read in batches of alike length."""
+                  device=None, rows: slice = slice(0, TEST)) -> float:
+    """Accuracy on the :data:`TEST` test sentences (or the task's ``rows``), read in batches of
+    alike length."""
     device = device if device is not None else next(model.parameters()).device
-    ids, at, y = encoder.ids[:TEST], encoder.blank[:TEST], labels[:TEST].to(device)
+    ids, at, y = encoder.ids[rows], encoder.blank[rows], labels[rows].to(device)
     right = 0
-    for rows in (ids != encoder.pad).sum(1).argsort().split(250):  # short to long
-        logits = model(trim(ids[rows], encoder.pad).to(device), at[rows].to(device))
-        right += (logits.argmax(-1) == y[rows.to(device)]).sum().item()
-    return right / TEST
+    for batch in (ids != encoder.pad).sum(1).argsort().split(250):  # short to long
+        logits = model(trim(ids[batch], encoder.pad).to(device), at[batch].to(device))
+        right += (logits.argmax(-1) == y[batch.to(device)]).sum().item()
+    return right / len(y)
 
 
 def fine_tune(encoder: Encoder, labels: torch.Tensor, n_labels: int, seed: int,
-              from_pretrained: bool, steps: int = 150, lr: float = 1e-3, device=None) -> float:
+              from_pretrained: bool, steps: int = 150, lr: float = 1e-3, device=None,
+              validation: bool = False, freeze: bool = False) -> float:
     """Train a :class:`BlankClassifier` on ``n_labels`` sentences drawn from the pool (with
     ``seed``: which sentences, their order and the head's start), its body at ``encoder``'s
     random start or ``from_pretrained`` its trained weights, for ``steps`` steps of 32 with
-    AdamW at ``lr``; returns its test accuracy."""
-    pool = len(labels) - TEST
+    AdamW at ``lr``; returns its test accuracy. With ``validation`` the labels come from the
+    pool less its last :data:`VALID` sentences, and the accuracy is measured on those. With
+    ``freeze`` only the head learns (a linear probe: the body gets no gradient and the optimizer
+    only the head's parameters)."""
+    pool = len(labels) - TEST - (VALID if validation else 0)
     n_labels = validate.integer(n_labels, "n_labels", minimum=1)
     if n_labels > pool:
         raise ValueError(f"n_labels={n_labels} is more than the pool's {pool} sentences")
@@ -238,6 +255,8 @@ def fine_tune(encoder: Encoder, labels: torch.Tensor, n_labels: int, seed: int,
     if from_pretrained:
         body.load_state_dict(encoder.weights)  # ... or the trained one
     model = BlankClassifier(body, len(CLASSES)).to(device)
+    body.requires_grad_(not freeze)  # frozen: no gradients
+    learned = [p for p in model.parameters() if p.requires_grad]
 
     def batches():  # 32 of the n_labels at a time
         while True:
@@ -246,20 +265,40 @@ def fine_tune(encoder: Encoder, labels: torch.Tensor, n_labels: int, seed: int,
     def loss_fn(model, rows):
         return F.cross_entropy(model(trim(X[rows], encoder.pad), at[rows]), y[rows])
 
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    optimizer = torch.optim.AdamW(learned, lr=lr, weight_decay=0.01)
     train(model, batches(), loss_fn, optimizer, steps=steps, progress=False)
     with evaluating(model):
+        if validation:
+            return test_accuracy(model, encoder, labels, device, slice(TEST + pool, None))
         return test_accuracy(model, encoder, labels, device)
+
+
+def choose_recipe(encoder: Encoder, labels: torch.Tensor, from_pretrained: bool,
+                  grid: Sequence[dict] | None = None, label_counts: Sequence[int] | None = None,
+                  device=None) -> tuple[dict, dict[str, list[float]]]:
+    """The recipe of ``grid`` with the best mean validation accuracy (seed 0, each of
+    ``label_counts``; :func:`fine_tune` with ``validation``), and every recipe's accuracies
+    ``{"steps@lr": [accuracy for each label count]}``. Ties go to the first in ``grid``.
+    Defaults: :data:`GRID` and :data:`LABELS`."""
+    grid = GRID if grid is None else grid
+    label_counts = LABELS if label_counts is None else label_counts
+    scores = {f"{r['steps']}@{r['lr']:g}": [
+        fine_tune(encoder, labels, n, 0, from_pretrained, device=device, validation=True, **r)
+        for n in label_counts] for r in grid}
+    means = [sum(v) / len(v) for v in scores.values()]
+    return dict(grid[means.index(max(means))]), scores
 
 
 def compare(encoder: Encoder, labels: torch.Tensor, recipe: dict,
             seeds: Sequence[int] = SEEDS, label_counts: Sequence[int] = LABELS,
-            device=None) -> dict[str, dict[int, list[float]]]:
+            device=None, starts: Sequence[str] = STARTS) -> dict[str, dict[int, list[float]]]:
     """Every fine-tune of the chapter's comparison for one encoder:
-    ``{start: {n_labels: [accuracy for each seed]}}``, start "scratch" or "pretrained"."""
+    ``{start: {n_labels: [accuracy for each seed]}}``, start "scratch" or "pretrained" (those
+    of ``starts``). ``recipe``: one for both starts, or ``{start: recipe}``."""
+    recipes = recipe if set(recipe) == set(STARTS) else {start: recipe for start in STARTS}
     return {start: {n: [fine_tune(encoder, labels, n, seed, start == "pretrained",
-                                  device=device, **recipe) for seed in seeds]
-                    for n in label_counts} for start in STARTS}
+                                  device=device, **recipes[start]) for seed in seeds]
+                    for n in label_counts} for start in starts}
 
 
 def summarize(accuracy: dict[str, dict[int, list[float]]]) -> str:
@@ -299,11 +338,27 @@ def train_runs(out=None, seeds: Sequence[int] = SEEDS, threads: int | None = 1) 
     mlm, _ = load_pretrained("mlm", tokenizer, "cpu")
     encoders = {"mlm": masked_lm_encoder(task, tokenizer, mlm),
                 "translator": translator_encoder(task, Translator.load(device="cpu"))}
-    accuracy = {name: compare(enc, task.labels, RECIPES[name], seeds, LABELS, device="cpu")
-                for name, enc in encoders.items()}
+    chosen, validation = {}, {}  # the translator's recipe for each start, on validation
+    for begin in STARTS:
+        chosen[begin], validation[begin] = choose_recipe(
+            encoders["translator"], task.labels, begin == "pretrained", device="cpu")
+    accuracy = {"mlm": compare(encoders["mlm"], task.labels, RECIPES["mlm"], seeds, LABELS,
+                               device="cpu"),
+                "translator": compare(encoders["translator"], task.labels, RECIPES["translator"],
+                                      seeds, LABELS, device="cpu"),
+                "translator_chosen": {}}
+    accuracy["probe"] = compare(encoders["mlm"], task.labels, PROBE, seeds, PROBE_LABELS,
+                                device="cpu")
+    for begin in STARTS:  # a start that chose the old recipe has its runs already
+        old = chosen[begin] == RECIPES["translator"]
+        accuracy["translator_chosen"][begin] = (
+            accuracy["translator"][begin] if old else
+            compare(encoders["translator"], task.labels, chosen[begin], seeds, LABELS,
+                    device="cpu", starts=[begin])[begin])
     log = {"command": REPRODUCE, "seeds": seeds, "labels": list(LABELS), "test": TEST,
-           "recipes": RECIPES, "torch": torch.__version__, "threads": torch.get_num_threads(),
-           "machine": cpu_name(), "accuracy": accuracy}
+           "recipes": RECIPES, "valid": VALID, "grid": list(GRID), "chosen": chosen,
+           "validation": validation, "probe": PROBE, "torch": torch.__version__,
+           "threads": torch.get_num_threads(), "machine": cpu_name(), "accuracy": accuracy}
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(log, indent=1) + "\n", encoding="utf-8")
     tables = "\n\n".join(f"{name}\n{summarize(acc)}" for name, acc in accuracy.items())
@@ -329,7 +384,8 @@ def main(argv=None) -> int:
         argv, FOLDER, REPRODUCE,
         "Rerun chapter 12's fine-tuning comparisons (the masked LM's and the translator's "
         "encoder against their random starts; 50, 200 and 1,000 labels; seeds 0, 1 and 2) into "
-        "data/checkpoints/fine-tune. About 150 s on one thread.",
+        "data/checkpoints/fine-tune, choosing the translator's recipes on validation first, "
+        "and the masked LM's linear probe. About 15 minutes of CPU on one thread.",
         lambda args: train_runs(args.out, args.seeds, args.threads), seeds=SEEDS)
 
 
