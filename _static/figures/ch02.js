@@ -202,9 +202,9 @@
     root.appendChild(F.el("div", {class: "mff-row"}, [fitSvg, errSvg]));
 
     // the numbers, as a table a screen reader can walk, and one polite summary
-    var rows = [["loo", "leave-one-out error"], ["test", "test error (against the true f)"],
-                ["train", "training error"], ["hardness", "hardness (mean largest weight)"]];
-    var table = F.grid(rows.map(function (r) { return r[1]; }), ["at this h", "least at h ="], "");
+    var rows = [["loo", "leave-one-out error"], ["test", "test error (true f)"],
+                ["train", "training error"], ["hardness", "hardness"]];
+    var table = F.grid(rows.map(function (r) { return r[1]; }), ["at this h", "least at h"], "");
     rows.forEach(function (r, k) {
       table.cells[k][0].dataset.out = r[0];
       table.cells[k][1].dataset.out = "best-" + r[0];
@@ -215,7 +215,8 @@
     root.appendChild(F.el("p", {class: "mff-note"}, [
       "Drag a sample (a blue dot), or choose one by number and move it with the x and y sliders ",
       "(keyboard: arrow keys). Red: the fit; dashed: the true f. Right: both errors at every h of ",
-      "the slider, for the samples as they are now."]));
+      "the slider, for the samples as they are now. Hardness: a query's largest weight, averaged ",
+      "over the 200 queries."]));
 
     function clamp(v, lo, hi) { return Math.max(lo, Math.min(hi, Math.round(v * 100) / 100)); }
 
