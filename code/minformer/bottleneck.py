@@ -67,15 +67,54 @@ def short_pairs(split: str) -> list[tuple[list[str], list[str]]]:
     return out
 
 
+def _word_lists(sentences, name: str) -> list[list[str]]:
+    """``sentences`` as a non-empty list of word lists; a str (one sentence, or a list of
+    unsplit sentences) is refused, since iterating it gives characters."""
+    if isinstance(sentences, (str, bytes)):
+        raise TypeError(f"{name} must be a list of sentences, each a list of words; got one "
+                        f"{type(sentences).__name__} {sentences!r:.40}: split it into words")
+    try:
+        sentences = list(sentences)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of sentences, each a list of words; got "
+                        f"{type(sentences).__name__}") from None
+    if not sentences:
+        raise ValueError(f"{name} is empty: no words to build a vocabulary from")
+    return [validate.str_list(s, f"{name}[{i}]") for i, s in enumerate(sentences)]
+
+
 def build_vocab(sentences, min_count: int = 3) -> tuple[dict[str, int], list[str]]:
-    """The specials, then every word seen at least ``min_count`` times, sorted: (stoi, itos)."""
-    c = Counter(w for s in sentences for w in s)
+    """The specials, then every word seen at least ``min_count`` times, sorted: (stoi, itos).
+    ``sentences`` is a list of word lists (:func:`short_pairs`' sides); a word spelled like a
+    special ("<pad>") keeps the special's id."""
+    sentences = _word_lists(sentences, "sentences")
+    min_count = validate.positive_int(min_count, "min_count")
+    c = Counter(w for s in sentences for w in s if w not in SPECIALS)
     itos = SPECIALS + sorted(w for w, n in c.items() if n >= min_count)
     return {w: i for i, w in enumerate(itos)}, itos
 
 
 def encode_pairs(pairs, src_stoi: dict, tgt_stoi: dict):
-    """Source (P, MAX_WORDS), decoder input and target (P, MAX_WORDS + 1), padded on the right."""
+    """Source (P, MAX_WORDS), decoder input and target (P, MAX_WORDS + 1), padded on the right.
+    ``pairs``: (source words, target words) pairs, each side a list of 1 to :data:`MAX_WORDS`
+    words; ``src_stoi`` and ``tgt_stoi``: :func:`build_vocab`'s first values. No pairs give
+    empty (0, ...) tensors."""
+    if isinstance(pairs, (str, bytes)) or (
+            isinstance(pairs, tuple) and len(pairs) == 2 and isinstance(pairs[0], list)
+            and all(isinstance(w, str) for w in pairs[0])):
+        raise TypeError("pairs must be a list of (source words, target words) pairs; got one "
+                        "pair or a str: wrap a single pair in a list, [(src, tgt)]")
+    pairs = list(pairs)
+    for name, stoi in (("src_stoi", src_stoi), ("tgt_stoi", tgt_stoi)):
+        if not isinstance(stoi, dict):
+            raise TypeError(f"{name} must be a dict word -> id (build_vocab's first value); got "
+                            f"{type(stoi).__name__}")
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+            raise ValueError(f"pairs[{i}] must be a (source words, target words) pair; got "
+                             f"{pair!r:.60}")
+        for side, words in zip(("source", "target"), pair):
+            validate.str_list(words, f"pairs[{i}]'s {side}")
     P = len(pairs)
     src = torch.full((P, MAX_WORDS), PAD)
     tgt_in = torch.full((P, MAX_WORDS + 1), PAD)
@@ -93,8 +132,20 @@ def encode_pairs(pairs, src_stoi: dict, tgt_stoi: dict):
 
 
 def trim(src, tgt_in, tgt_out):
-    """Drop the padding columns that no row of the batch uses."""
+    """Drop the padding columns that no row of the batch uses. src (B, s), tgt_in and tgt_out
+    (B, t): :func:`encode_pairs`' tensors, or rows of them (B ≥ 1)."""
+    for name, x in (("src", src), ("tgt_in", tgt_in), ("tgt_out", tgt_out)):
+        validate.tensor(x, name, ndim=2)
+        if x.is_floating_point():
+            raise TypeError(f"{name} must hold integer token ids; got dtype {x.dtype}")
+    if not len(src) == len(tgt_in) == len(tgt_out) >= 1 or tgt_in.shape != tgt_out.shape:
+        raise ValueError(f"trim takes one batch of B ≥ 1 rows: src (B, s), tgt_in and tgt_out "
+                         f"(B, t); got {tuple(src.shape)}, {tuple(tgt_in.shape)}, "
+                         f"{tuple(tgt_out.shape)}")
     s, t = int((src != PAD).sum(1).max()), int((tgt_out != PAD).sum(1).max())
+    if s == 0 or t == 0:
+        raise ValueError(f"every {'source' if s == 0 else 'target'} token of the batch is "
+                         f"padding (id {PAD}): no row to train on")
     return src[:, :s], tgt_in[:, :t], tgt_out[:, :t]
 
 
@@ -102,6 +153,8 @@ def build_model(attention: bool, n_src: int, n_tgt: int, seed: int, device="cpu"
                 sizes: dict | None = None) -> Seq2SeqGRU:
     """The chapter's model (``sizes``: :data:`MODEL` unless given), its weights drawn after
     ``seed_everything(seed)``."""
+    if not isinstance(attention, bool):
+        raise TypeError(f"attention must be True or False; got {attention!r}")
     seed_everything(seed)
     device = pick_device(device) if isinstance(device, str) else device
     return Seq2SeqGRU(n_src, n_tgt, attention=attention, pad_id=PAD,
@@ -114,6 +167,15 @@ def train_translator(attention: bool, seed: int, train_data: Sequence[torch.Tens
     drawn by a generator seeded with ``seed`` (the same for both models), gradients clipped to
     norm 1. Returns (model, the loss of every step)."""
     validate.positive_int(steps, "steps")
+    if not (isinstance(train_data, (tuple, list)) and len(train_data) == 3):
+        size = f" of length {len(train_data)}" if isinstance(train_data, (tuple, list)) else ""
+        raise TypeError("train_data must be encode_pairs' three tensors (src, tgt_in, tgt_out); "
+                        f"got {type(train_data).__name__}{size}")
+    for name, x in zip(("src", "tgt_in", "tgt_out"), train_data):
+        validate.tensor(x, f"train_data's {name}", ndim=2)
+    if not len(train_data[0]) == len(train_data[1]) == len(train_data[2]) >= 1:
+        raise ValueError(f"train_data must hold the same number ≥ 1 of pairs in each tensor; got "
+                         f"shapes {[tuple(x.shape) for x in train_data]}")
     model = build_model(attention, n_src, n_tgt, seed, device, sizes)
     device = next(model.parameters()).device
     opt = torch.optim.Adam(model.parameters(), lr=LR)

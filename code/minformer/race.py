@@ -42,7 +42,13 @@ from .data import (
 from .rnn import Seq2SeqGRU
 from .tokenizer import BPETokenizer
 from .train import History, train
-from .train_translator import bucketed_batches, encode_pairs, train_translator, translation_loss
+from .train_translator import (
+    _check_text_pairs,
+    bucketed_batches,
+    encode_pairs,
+    train_translator,
+    translation_loss,
+)
 from .transformer import Transformer, TransformerConfig
 from .translator import Translator
 from .utils import data_dir, pick_device, seed_everything
@@ -64,13 +70,23 @@ RECIPES = {
 }
 
 
+def _check_tokenizer(tokenizer) -> None:
+    if not isinstance(tokenizer, BPETokenizer):
+        raise TypeError(f"tokenizer must be a BPETokenizer (chapter_tokenizer's or "
+                        f"load_race_tokenizer's); got {type(tokenizer).__name__}")
+
+
 def chapter_tokenizer(train_pairs: Sequence[tuple[str, str]]) -> BPETokenizer:
     """The chapter's shared BPE: 8,000 tokens learned on both sides of ``train_pairs``."""
+    train_pairs = _check_text_pairs(train_pairs, "train_pairs")
+    if not train_pairs:
+        raise ValueError("train_pairs is empty: no text to learn the BPE merges from")
     return BPETokenizer.train([s for pair in train_pairs for s in pair], VOCAB)
 
 
 def transformer_config(tokenizer: BPETokenizer) -> TransformerConfig:
     """The race's Transformer (:data:`RECIPES` ``["transformer"]``) for ``tokenizer``."""
+    _check_tokenizer(tokenizer)
     r = RECIPES["transformer"]
     return TransformerConfig(
         vocab_size=tokenizer.vocab_size, d_model=r["d_model"], n_heads=r["n_heads"],
@@ -82,6 +98,7 @@ def build_model(name: str, tokenizer: BPETokenizer):
     """A fresh model of :data:`RECIPES` ``[name]`` ("transformer" or "gru") for ``tokenizer``."""
     if name not in RECIPES:
         raise ValueError(f"name must be one of {sorted(RECIPES)}; got {name!r}")
+    _check_tokenizer(tokenizer)
     if name == "transformer":
         return Transformer(transformer_config(tokenizer))
     r = RECIPES[name]
@@ -278,10 +295,16 @@ def load_race_run(name: str, seed: int, tokenizer: BPETokenizer | None = None, d
     ``tokenizer`` (default: the runs' own) must be the one they were trained with: a ValueError
     says so otherwise."""
     run = run_name(name, seed)
+    if tokenizer is not None:
+        _check_tokenizer(tokenizer)
+    if folder is None:  # the shipped runs: race.json lists their seeds
+        seeds = load_race_log().get("seeds")
+        if isinstance(seeds, list) and seed not in seeds:
+            raise ValueError(f"seed {seed} is not shipped; the shipped seeds are {seeds}")
     own = load_race_tokenizer(folder)
     if tokenizer is None:
         tokenizer = own
-    elif not isinstance(tokenizer, BPETokenizer) or tokenizer.merges != own.merges:
+    elif tokenizer.merges != own.merges:
         raise ValueError(f"tokenizer is not the one {run} was trained with (tokenizer.json "
                          f"beside it): train it with chapter_tokenizer(train pairs)")
     state = read_shipped_state(RACE, f"{run}/model.pt", folder, "train_race")

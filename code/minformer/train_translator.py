@@ -40,16 +40,61 @@ REPRODUCE = "python -m minformer.train_translator --full"
 
 
 def encode_pairs(tokenizer: BPETokenizer, pairs: Sequence[tuple[str, str]]) -> list[tuple[list, list]]:
-    """(en, es) pairs → (source ids, target ids): source ``en <eos>``, target ``<bos> es <eos>``."""
-    if isinstance(pairs, (str, bytes)):
-        raise TypeError("pairs must be a list of (en, es) pairs, not a string")
+    """(en, es) pairs → (source ids, target ids): source ``en <eos>``, target ``<bos> es <eos>``.
+    A pair may carry more entries (``load_translation_pairs(split, with_attribution=True)``'s
+    attribution): only the first two are read."""
+    if not isinstance(tokenizer, BPETokenizer):
+        raise TypeError(f"tokenizer must be a BPETokenizer; got {type(tokenizer).__name__} (load "
+                        "one with BPETokenizer.load(path))")
     out = []
-    for n, pair in enumerate(pairs):
+    for n, pair in enumerate(_pair_list(pairs)):
         if not (isinstance(pair, (tuple, list)) and len(pair) >= 2):
             raise ValueError(f"pairs[{n}] must be an (en, es) pair; got {pair!r}")
         out.append((tokenizer.encode(pair[0], add_eos=True),
                     tokenizer.encode(pair[1], add_bos=True, add_eos=True)))
     return out
+
+
+def _pair_list(pairs, name: str = "pairs") -> list:
+    """``pairs`` as a list, refusing a str, a dict (which iterates its keys) and a non-iterable."""
+    if isinstance(pairs, (str, bytes)):
+        raise TypeError(f"{name} must be a list of (en, es) pairs, not a string")
+    if isinstance(pairs, dict):
+        raise TypeError(f"{name} must be a list of (en, es) pairs; got dict: use "
+                        "list(d.items())")
+    try:
+        return list(pairs)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of (en, es) pairs; got "
+                        f"{type(pairs).__name__}") from None
+
+
+def _check_text_pairs(pairs, name: str = "pairs") -> list:
+    """A list of (en, es, ...) pairs whose first two entries are str."""
+    pairs = _pair_list(pairs, name)
+    for n, pair in enumerate(pairs):
+        if not (isinstance(pair, (tuple, list)) and len(pair) >= 2
+                and isinstance(pair[0], str) and isinstance(pair[1], str)):
+            raise ValueError(f"{name}[{n}] must be an (en, es) pair of strings; got {pair!r:.60}")
+    return pairs
+
+
+def _is_id_pair(ex) -> bool:
+    return (isinstance(ex, (tuple, list)) and len(ex) == 2
+            and all(hasattr(ids, "__len__") and not isinstance(ids, str) for ids in ex))
+
+
+def _check_example(ex, n: int, pad_id: int) -> None:
+    """Say what is wrong with examples[n] (bucketed_batches found it wrong)."""
+    if not _is_id_pair(ex):
+        raise TypeError(f"examples[{n}] must be a (source ids, target ids) pair, as encode_pairs "
+                        f"makes them; got {ex!r:.60}")
+    for side, ids in zip(("source", "target"), ex):
+        if len(ids) == 0:
+            raise ValueError(f"examples[{n}] has an empty {side}: every side needs a token")
+        if pad_id in ids:
+            raise ValueError(f"examples[{n}]'s {side} holds pad_id={pad_id} as a token: it would "
+                             "be read as padding (is pad_id the tokenizer's?)")
 
 
 def bucketed_batches(examples, batch_size: int, pad_id: int = 0, seed: int | None = 0,
@@ -68,8 +113,26 @@ def bucketed_batches(examples, batch_size: int, pad_id: int = 0, seed: int | Non
     """
     validate.positive_int(batch_size, "batch_size")
     validate.positive_int(pool, "pool")
+    validate.integer(pad_id, "pad_id", minimum=0)
+    if seed is not None:
+        validate.integer(seed, "seed")
+    if not isinstance(bucket, bool):
+        raise TypeError(f"bucket must be True or False; got {bucket!r}")
+    if isinstance(examples, (str, bytes, dict)) or not hasattr(examples, "__len__"):
+        raise TypeError("examples must be a list of (source ids, target ids) pairs "
+                        f"(encode_pairs' output); got {type(examples).__name__}")
     if len(examples) == 0:
         raise ValueError("examples is empty: nothing to batch")
+    try:  # one cheap pass; a bad example is then described by _check_example
+        bad = next((n for n, (src, tgt) in enumerate(examples)
+                    if isinstance(src, str) or isinstance(tgt, str) or not len(src)
+                    or not len(tgt) or pad_id in src or pad_id in tgt), None)
+    except (TypeError, ValueError):
+        bad = next((n for n, ex in enumerate(examples) if not _is_id_pair(ex)), None)
+        if bad is None:
+            raise
+    if bad is not None:
+        _check_example(examples[bad], bad, pad_id)
     order = list(range(len(examples)))
     rng = random.Random(seed)
     if seed is not None:
@@ -89,12 +152,26 @@ def bucketed_batches(examples, batch_size: int, pad_id: int = 0, seed: int | Non
 
 
 def padding_fraction(batches, pad_id: int = 0) -> float:
-    """Share of all positions (sources and targets) in ``batches`` that are padding."""
+    """Share of all positions (sources and targets) in ``batches`` that are padding: a list of
+    (src, tgt) tensors, as :func:`bucketed_batches` returns them."""
+    validate.integer(pad_id, "pad_id")
+    if isinstance(batches, tuple) and len(batches) == 2 and all(
+            isinstance(x, torch.Tensor) for x in batches):
+        raise TypeError("batches must be a list of (src, tgt) batches; got one (src, tgt) pair: "
+                        "wrap it, [batch]")
     pad = total = 0
-    for src, tgt in batches:
-        for x in (src, tgt):
+    for n, batch in enumerate(batches):
+        if not (isinstance(batch, (tuple, list)) and len(batch) == 2):
+            raise TypeError(f"batches[{n}] must be a (src, tgt) pair of tensors; got "
+                            f"{type(batch).__name__}")
+        for name, x in zip(("src", "tgt"), batch):
+            validate.tensor(x, f"batches[{n}]'s {name}", ndim=2)
+        for x in batch:
             pad += int((x == pad_id).sum())
             total += x.numel()
+    if total == 0:
+        raise ValueError("batches holds no position at all (no batch, or only empty ones): "
+                         "no padding fraction to give")
     return pad / total
 
 
@@ -113,8 +190,19 @@ def translation_loss(label_smoothing: float = 0.1, pad_id: int = 0, fused: bool 
     output projection only at the real target tokens (not at padding), and
     :func:`minformer.train.smoothed_cross_entropy` instead of PyTorch's cross-entropy."""
     validate.number(label_smoothing, "label_smoothing", low=0.0, high=1.0, high_open=True)
+    validate.integer(pad_id, "pad_id")
+    if not isinstance(fused, bool):
+        raise TypeError(f"fused must be True or False; got {fused!r}")
 
     def loss_fn(model, batch):
+        if not (isinstance(model, torch.nn.Module) and hasattr(model, "encode")):
+            raise TypeError("model must be an encoder-decoder (a Transformer or a Seq2SeqGRU); "
+                            f"got {type(model).__name__}")
+        if not (isinstance(batch, (tuple, list)) and len(batch) == 2):
+            raise TypeError("batch must be a (src, tgt) pair of tensors, as bucketed_batches "
+                            f"makes them; got {type(batch).__name__}")
+        for name, x in zip(("src", "tgt"), batch):
+            validate.tensor(x, name)
         device = next(model.parameters()).device
         src, tgt = (x.to(device) for x in batch)
         src_mask = model.source_mask(src)  # through encode/decode: the GRU of chapter 9 works too
@@ -136,7 +224,8 @@ def translation_loss(label_smoothing: float = 0.1, pad_id: int = 0, fused: bool 
 def average_states(states: Sequence[dict]) -> dict:
     """Element-wise mean of state dicts with the same keys and shapes (checkpoint averaging);
     ValueError naming the key and the state dict that differ (a key only some of them hold would
-    otherwise be dropped, or averaged over fewer of them)."""
+    otherwise be dropped, or averaged over fewer of them). Entries that are not floating point
+    (integer buffers such as step counters) are taken from the first state dict."""
     if isinstance(states, dict) or not states:
         raise ValueError("average_states needs a non-empty list of state dicts")
     states = list(states)
@@ -149,6 +238,8 @@ def average_states(states: Sequence[dict]) -> dict:
                              + "; ".join(([f"extra {extra[:3]}"] if extra else [])
                                          + ([f"missing {missing[:3]}"] if missing else [])))
         for k, v in s.items():
+            if not isinstance(v, torch.Tensor):
+                raise TypeError(f"states[{n}][{k!r}] must be a tensor; got {type(v).__name__}")
             if tuple(v.shape) != tuple(states[0][k].shape):
                 raise ValueError(f"states[{n}][{k!r}] has shape {tuple(v.shape)}, states[0]'s "
                                  f"{tuple(states[0][k].shape)}")
@@ -292,8 +383,7 @@ def oversample_long(pairs: Sequence[tuple[str, str]], repeat=FULL["repeat"]) -> 
     pair sit side by side; training shuffles)."""
     from .metrics import word_count
 
-    if isinstance(pairs, (str, bytes)):
-        raise TypeError("pairs must be a list of (en, es) pairs, not a string")
+    pairs = _check_text_pairs(pairs)
     repeat = tuple(repeat)
     for n, item in enumerate(repeat):
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
@@ -319,11 +409,10 @@ def concatenate_pairs(pairs: Sequence[tuple[str, str]], n: int, seed: int = 0,
     "Cierra la puerta.") -> ("I'm cold. Close the door.", "Tengo frío. Cierra la puerta.").
     Every sentence of a made-up pair is a real translation, so the model sees long targets whose
     every word is right. Deterministic for a seed; n = 0 gives []."""
-    if isinstance(pairs, (str, bytes)):
-        raise TypeError("pairs must be a list of (en, es) pairs, not a string")
+    pairs = _check_text_pairs(pairs)
     validate.integer(n, "n", minimum=0)
     validate.integer(parts, "parts", minimum=2)
-    pairs = list(pairs)
+    validate.integer(seed, "seed")
     if n and len(pairs) < parts:
         raise ValueError(f"cannot join {parts} distinct pairs out of {len(pairs)}")
     rng = random.Random(seed)
@@ -350,6 +439,8 @@ def validation_pairs(short: int, long: int) -> list[tuple[str, str]]:
     long_valid: what training scores itself on (greedy BLEU) to pick the averaged weights."""
     from .data import load_translation_pairs
 
+    validate.integer(short, "short", minimum=0)
+    validate.integer(long, "long", minimum=0)
     out = []
     for split, n in (("valid", short), ("long_valid", long)):
         pairs = load_translation_pairs(split)
@@ -362,6 +453,11 @@ def training_mix(pairs: Sequence[tuple[str, str]], recipe: dict = FULL) -> list:
     """What the shipped recipe trains on: ``pairs`` with the longer ones repeated
     (:func:`oversample_long` with ``recipe["repeat"]``), then ``recipe["concatenated"]`` made-up
     two-sentence pairs (:func:`concatenate_pairs`, seeded with ``recipe["seed"]``)."""
+    missing = [k for k in ("repeat", "concatenated", "seed")
+               if not isinstance(recipe, dict) or k not in recipe]
+    if missing:
+        raise ValueError(f"recipe must be a dict like FULL with 'repeat', 'concatenated' and "
+                         f"'seed'; it lacks {missing}")
     return (oversample_long(pairs, recipe["repeat"])
             + concatenate_pairs(pairs, recipe["concatenated"], seed=recipe["seed"]))
 
