@@ -71,6 +71,10 @@ def word_stream(split: str, known: set | None = None) -> tuple[list[str], set]:
     times in this split (pass the train split's set for the others). Returns (words, known)."""
     from .data import load_wikitext, text_to_words
 
+    if known is not None and (isinstance(known, (str, bytes)) or not hasattr(known, "__contains__")):
+        raise TypeError(f"known must be a set of words (word_stream's second value); got "
+                        f"{type(known).__name__}" + (" (a str would test substrings)"
+                                                     if isinstance(known, str) else ""))
     words = text_to_words(load_wikitext(split))
     if known is None:
         counts = collections.Counter(words)
@@ -81,7 +85,15 @@ def word_stream(split: str, known: set | None = None) -> tuple[list[str], set]:
 def chapter_tokenizer(train_words: Sequence[str]) -> BPETokenizer:
     """The chapter's BPE: :data:`V` tokens with the five :data:`SPECIALS`, learned on the
     training words in chunks of 50."""
-    chunks = [" ".join(train_words[i:i + 50]) for i in range(0, len(train_words), 50)]
+    if isinstance(train_words, (str, bytes)) or not hasattr(train_words, "__getitem__"):
+        validate.str_list(train_words, "train_words")  # raises, naming what it got
+    if not train_words:
+        raise ValueError("train_words is empty: no text to learn the BPE merges from")
+    try:
+        chunks = [" ".join(train_words[i:i + 50]) for i in range(0, len(train_words), 50)]
+    except TypeError:  # a word that is no str: say which
+        validate.str_list(train_words, "train_words")
+        raise
     return BPETokenizer.train(chunks, vocab_size=V, special_tokens=list(SPECIALS))
 
 
@@ -93,7 +105,13 @@ def encode_stream(tok: BPETokenizer, words: Sequence[str]) -> torch.Tensor:
     if isinstance(words, (str, bytes)):
         raise TypeError("words must be a list of words, not a single str (word_stream's first "
                         "value)")
-    return torch.tensor(tok.encode(" ".join(words), allowed_special={"<unk>"}))
+    try:
+        text = " ".join(words)
+    except TypeError:  # not a list of str: say what it is
+        validate.str_list(words, "words")
+        raise
+    return torch.tensor(tok.encode(text, allowed_special={"<unk>"}),
+                        dtype=torch.long)  # (n_tokens,), empty for no words
 
 
 def random_windows(ids: torch.Tensor, n: int, length: int,
@@ -122,13 +140,15 @@ def windows_of(ids: torch.Tensor, length: int) -> torch.Tensor:
     if ids.dim() != 1 or len(ids) < length:
         raise ValueError(f"ids must be a 1-D stream of at least length={length} ids; got shape "
                          f"{tuple(ids.shape)}")
+    if ids.is_floating_point():
+        raise TypeError(f"ids must be integer token ids; got dtype {ids.dtype}")
     n = len(ids) // length
     return ids[:n * length].view(n, length)  # (n, length)
 
 
 def window_batches(ids: torch.Tensor, length: int, seed: int, device) -> Iterator[torch.Tensor]:
     """Endless batches of :data:`BATCH` random windows: (BATCH, length) each."""
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator().manual_seed(validate.integer(seed, "seed"))
     while True:
         yield random_windows(ids, BATCH, length, g).to(device)
 
@@ -258,8 +278,11 @@ def load_pretrained(name: str, tokenizer: BPETokenizer | None = None, device=Non
     if name not in RECIPES:
         raise ValueError(f"name must be one of {sorted(RECIPES)}; got {name!r}")
     if tokenizer is not None:
+        if not isinstance(tokenizer, BPETokenizer):
+            raise TypeError(f"tokenizer must be a BPETokenizer (load_pretrained_tokenizer's); "
+                            f"got {type(tokenizer).__name__}")
         own = load_pretrained_tokenizer(folder)
-        if not isinstance(tokenizer, BPETokenizer) or tokenizer.merges != own.merges:
+        if tokenizer.merges != own.merges:
             raise ValueError(f"tokenizer is not the one the {name} run was trained with "
                              "(tokenizer.json beside it): train it with chapter_tokenizer("
                              "word_stream('train')[0])")

@@ -20,7 +20,7 @@ variant): validation loss (nats per byte), training tokens per second, and the b
 cache after ``context`` tokens; :func:`summarize` gives the mean and spread over seeds, and each
 variant's paired difference from the first variant.
 
-The chapter trains seed 0's four variants live and reads the whole comparison, seeds 0, 1 and
+The chapter trains seed 0's sinusoidal and RoPE variants live and reads the whole comparison, seeds 0, 1 and
 2, from ``data/checkpoints/variants/results.json`` (checked against ``data/manifest.json``),
 written by the command that reproduces it (:func:`train_runs`, :func:`load_results`):
 
@@ -86,6 +86,8 @@ def random_windows(ids, n: int, length: int, generator: torch.Generator):
     """n windows of ``length`` consecutive ids at random offsets: (n, length). ids: (n_ids,)
     with n_ids ≥ length ≥ 1, n ≥ 1."""
     validate.tensor(ids, "ids", ndim=1)
+    if ids.is_floating_point():
+        raise TypeError(f"ids must be integer token ids; got dtype {ids.dtype}")
     positive_int(n, "n")
     positive_int(length, "length")
     if not isinstance(generator, torch.Generator):
@@ -153,9 +155,11 @@ def validation_loss(model, windows, batch: int = 64) -> float:
 @torch.no_grad()
 def kv_cache_bytes(model, context: int) -> int:
     """Bytes of ``model``'s KV cache after reading one sequence of ``context`` tokens."""
+    positive_int(context, "context")
     cache = model.new_cache()
+    token = min(3 + ord("a"), model.config.vocab_size - 1)  # any id: the size is the same
     with evaluating(model):
-        model(torch.full((1, context), 3 + ord("a")), cache=cache)
+        model(torch.full((1, context), token), cache=cache)
     return cache.nbytes
 
 
@@ -166,6 +170,18 @@ def train_variant(name: str, options: dict, seed: int, train_ids, valid_windows,
     """Train one variant of the decoder-only byte model for ``steps`` AdamW steps on windows of
     ``length`` + 1 bytes drawn from ``train_ids`` with a generator seeded by ``seed`` (the same
     batches for every variant of a seed); return its :class:`VariantResult`."""
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict of TransformerConfig fields (a value of "
+                        f"VARIANTS); got {type(options).__name__} {options!r:.40}")
+    fields = {f.name for f in dataclasses.fields(TransformerConfig)}
+    unknown = sorted(set(options) - fields)
+    if unknown:
+        raise ValueError(f"options holds {unknown}, not TransformerConfig fields")
+    positive_int(batch, "batch")
+    positive_int(length, "length")
+    validate.number(lr, "lr", low=0.0, high=float("inf"), low_open=True, high_open=True)
+    if context is not None:
+        positive_int(context, "context")
     seed_everything(seed)
     config = TransformerConfig(**{**MODEL, "max_len": length, **options})
     model = DecoderOnly(config)
@@ -202,6 +218,17 @@ def compare_variants(variants: dict | None = None, seeds=(0, 1, 2), *, steps: in
     the valid split's byte stream cut into non-overlapping windows of ``length`` + 1 bytes
     (all of them, about 30,000 bytes, or the first ``valid_windows``)."""
     variants = VARIANTS if variants is None else variants
+    if not isinstance(variants, dict):
+        raise TypeError(f"variants must be a dict name -> options, like VARIANTS; got "
+                        f"{type(variants).__name__} {variants!r:.40}")
+    if not variants:
+        raise ValueError("variants is empty: give at least one, e.g. {'rope': VARIANTS['rope']}")
+    if isinstance(seeds, int) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"seeds must be a list of ints, e.g. (0, 1, 2); got {seeds!r}")
+    seeds = [validate.integer(s, "seed", minimum=0) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds is empty: give at least one seed")
+    positive_int(length, "length")
     train_ids = byte_stream("train")
     valid = byte_stream("valid")
     n = len(valid) // (length + 1)
