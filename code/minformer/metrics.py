@@ -61,6 +61,9 @@ def tokenize_13a(line: str) -> list[str]:
     non-ASCII marks such as ¿ ¡ « » stay attached: "¿Dónde está?" → ["¿Dónde", "está", "?"].
     Case is kept.
     """
+    if not isinstance(line, str):
+        raise TypeError(f"line must be a str (one sentence); got {type(line).__name__} "
+                        f"{_preview(line)}")
     line = line.rstrip()
     line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
     if "&" in line:
@@ -75,6 +78,9 @@ def tokenize_13a(line: str) -> list[str]:
 def ngrams(words: Sequence[str], n: int) -> Counter:
     """How often each n-gram (a tuple of n consecutive words) occurs in ``words``; n ≥ 1."""
     validate.positive_int(n, "n")  # n = 0 would count len(words) + 1 empty n-grams
+    if isinstance(words, (str, bytes)):
+        raise TypeError(f"words must be a list of words, not a str (its n-grams would be of "
+                        f"characters): split it first, tokenize_13a({_preview(words)})")
     return Counter(tuple(words[i:i + n]) for i in range(len(words) - n + 1))
 
 
@@ -152,6 +158,12 @@ class BLEUScore:
 
 def closest_ref_length(hyp_len: int, ref_lens: Sequence[int]) -> int:
     """The reference length nearest the hypothesis length; on a tie, the shorter one."""
+    validate.integer(hyp_len, "hyp_len", minimum=0)
+    ref_lens = list(ref_lens)
+    if not ref_lens:
+        raise ValueError("ref_lens is empty: a hypothesis needs at least one reference")
+    for i, r in enumerate(ref_lens):
+        validate.integer(r, f"ref_lens[{i}]", minimum=0)
     return min(ref_lens, key=lambda r: (abs(r - hyp_len), r))
 
 
@@ -159,10 +171,18 @@ def sentence_stats(hypothesis: str, references: Sequence[str]) -> list[int]:
     """BLEU's sufficient statistics of one sentence: [c, r, matches_1..4, totals_1..4].
 
     A corpus's statistics are the sums of its sentences' statistics, which is what makes
-    corpus BLEU (and resampling sentences) cheap.
+    corpus BLEU (and resampling sentences) cheap. ``references`` may be one str (one reference),
+    as for :func:`sentence_bleu`.
     """
-    hyp = tokenize_13a(hypothesis)
+    if not isinstance(hypothesis, str):
+        raise TypeError(f"hypothesis must be a str; got {type(hypothesis).__name__} "
+                        f"{_preview(hypothesis)}")
+    if isinstance(references, str):
+        references = [references]
     refs = [tokenize_13a(r) for r in references]
+    if not refs:
+        raise ValueError("references is empty: a hypothesis needs at least one reference")
+    hyp = tokenize_13a(hypothesis)
     matches, totals = [], []
     for n in range(1, MAX_ORDER + 1):
         hyp_counts = ngrams(hyp, n)

@@ -4,12 +4,51 @@ and returns it; the notebook calls ``plt.show()``."""
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.axes import Axes
+
+from . import validate
 
 
-def _to_numpy(A) -> np.ndarray:
+def _to_numpy(A, name: str = "A") -> np.ndarray:
+    """``A`` (a tensor, an array or nested lists of real numbers) as float64."""
     if isinstance(A, torch.Tensor):
         A = A.detach().cpu().numpy()
-    return np.asarray(A, dtype=np.float64)
+    if isinstance(A, str) or np.iscomplexobj(A):
+        raise TypeError(f"{name} must hold real numbers; got {type(A).__name__} "
+                        f"{validate._show(A)}")
+    try:
+        return np.asarray(A, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must hold real numbers; got {validate._show(A)}") from None
+
+
+def _check_ax(ax, name: str = "ax") -> None:
+    if ax is not None and not isinstance(ax, Axes):
+        raise TypeError(f"{name} must be a matplotlib Axes (plt.subplots()[1]) or None; got "
+                        f"{type(ax).__name__}")
+
+
+def _check_axes(axes, n: int, what: str) -> None:
+    if isinstance(axes, Axes) or not hasattr(axes, "__len__") or len(axes) != n:
+        got = "one Axes" if isinstance(axes, Axes) else (
+            f"{len(axes)}" if hasattr(axes, "__len__") else type(axes).__name__)
+        count = {2: "two"}.get(n, str(n))
+        raise ValueError(f"need {count} axes ({what}); got {got}")
+    for i, ax in enumerate(axes):
+        _check_ax(ax, f"axes[{i}]")
+
+
+def _labels(labels, size: int, name: str):
+    """``labels`` as a list of ``size`` entries (or None); a str or a set is refused."""
+    if labels is None:
+        return None
+    if isinstance(labels, (str, bytes, set, frozenset)) or not hasattr(labels, "__len__"):
+        why = " (a set has no order)" if isinstance(labels, (set, frozenset)) else ""
+        raise TypeError(f"{name} must be a list of labels{why}; got {type(labels).__name__} "
+                        f"{validate._show(labels)}")
+    if len(labels) != size:
+        raise ValueError(f"{name} has {len(labels)} labels for {size} rows or columns")
+    return list(labels)
 
 
 def attention_heatmap(A, row_labels=None, col_labels=None, ax=None, title=None,
@@ -26,13 +65,16 @@ def attention_heatmap(A, row_labels=None, col_labels=None, ax=None, title=None,
     A = _to_numpy(A)
     if A.ndim != 2:
         raise ValueError(f"attention_heatmap draws one (t_q, t_k) matrix; got shape {A.shape}")
+    _check_ax(ax)
     for labels, axis in ((row_labels, "row_labels"), (col_labels, "col_labels")):
         if isinstance(labels, str):
             raise TypeError(f"{axis} must be a list of labels, not one string {labels!r}")
     t_q, t_k = A.shape
     for labels, size, axis in ((row_labels, t_q, "row"), (col_labels, t_k, "column")):
-        if labels is not None and len(labels) != size:
+        if labels is not None and hasattr(labels, "__len__") and len(labels) != size:
             raise ValueError(f"{len(labels)} {axis} labels for a matrix of shape {A.shape}")
+    row_labels = _labels(row_labels, t_q, "row_labels")
+    col_labels = _labels(col_labels, t_k, "col_labels")
     if ax is None:
         width = min(2.0 + 0.55 * t_k, 12)
         _, ax = plt.subplots(figsize=(width, min(1.6 + 0.45 * t_q, 10)))
@@ -84,9 +126,15 @@ def _convex_hull(P: np.ndarray) -> np.ndarray:
 def tokens_and_outputs_2d(X, Y, labels=None, ax=None, title=None):
     """Draw 2-D tokens X (n, 2) as dots, their convex hull shaded, and the attention outputs
     Y (n, 2) as crosses joined to the token they belong to."""
-    X, Y = _to_numpy(X), _to_numpy(Y)
-    if X.ndim != 2 or X.shape[1] != 2 or Y.shape != X.shape:
-        raise ValueError(f"need X and Y of the same shape (n, 2); got X {X.shape}, Y {Y.shape}")
+    X, Y = _to_numpy(X, "X"), _to_numpy(Y, "Y")
+    if X.ndim != 2 or X.shape[1] != 2 or Y.shape != X.shape or len(X) == 0:
+        raise ValueError(f"need X and Y of the same shape (n, 2), n ≥ 1; got X {X.shape}, "
+                         f"Y {Y.shape}")
+    for name, P in (("X", X), ("Y", Y)):
+        if not np.isfinite(P).all():
+            raise ValueError(f"{name} holds NaN or inf: no point to draw there")
+    _check_ax(ax)
+    labels = _labels(labels, len(X), "labels")
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 5))
     hull = _convex_hull(X)
@@ -156,6 +204,7 @@ def _arrow(ax, start, end, text=None, style="-|>", colour="0.25", rad=0.0, fonts
 
 
 def _canvas(ax, xlim, ylim, figsize, title):
+    _check_ax(ax)
     if ax is None:
         _, ax = plt.subplots(figsize=figsize, constrained_layout=True)
     ax.set_xlim(*xlim)
@@ -254,8 +303,7 @@ def transformer_layers_diagram(axes=None, title=None):
     if axes is None:
         fig, axes = plt.subplots(1, 2, figsize=(6.4, 6.0), constrained_layout=True,
                                  gridspec_kw=dict(width_ratios=[1, 1.25]))
-    if len(axes) != 2:
-        raise ValueError(f"need two axes (encoder, decoder); got {len(axes)}")
+    _check_axes(axes, 2, "encoder, decoder")
     enc, dec = axes
     for ax, xlim in ((enc, (-1.2, 4.2)), (dec, (-1.2, 6.0))):
         _canvas(ax, xlim, (-0.6, 10.4), None, None)
@@ -279,6 +327,7 @@ def transformer_layers_diagram(axes=None, title=None):
 
 def rnn_unrolled_diagram(ax=None, steps=4, title="A recurrent network, unrolled in time"):
     """x_t → h_t → y_t for t = 1..steps, with the same W_h carrying h_{t-1} into h_t."""
+    steps = validate.integer(steps, "steps")
     if steps < 2:
         raise ValueError(f"need at least 2 steps to show the recurrence; got {steps}")
     width = 1.8 * steps + 1.2
@@ -366,8 +415,7 @@ def seq2seq_diagram(axes=None, title=None):
     the same with attention, where every decoder step reads a context c_i = Σ_j a_ij h_j."""
     if axes is None:
         fig, axes = plt.subplots(2, 1, figsize=(5.8, 6.2), constrained_layout=True)
-    if len(axes) != 2:
-        raise ValueError(f"need two axes (without, with attention); got {len(axes)}")
+    _check_axes(axes, 2, "without, with attention")
     src, tgt = ["I", "am", "hungry"], ["tengo", "hambre", "<eos>"]
     for ax, attention in zip(axes, (False, True)):
         _canvas(ax, (-0.5, 10.6), (-1.2, 4.2), None,
@@ -412,14 +460,19 @@ def attention_pipeline_diagram(X, i, ax=None,
     the tokens x_j, the scores x_i · x_j, the softmax weights a_ij (a row that sums to 1) and
     the output y_i. X: (n, d) with 2 <= n <= 4 and d <= 3 (every number is printed); i: the
     query's index, from 0."""
-    X = _to_numpy(X)
+    X = _to_numpy(X, "X")
+    i = validate.integer(i, "i")
     if X.ndim != 2 or not 2 <= X.shape[0] <= 4 or not 1 <= X.shape[1] <= 3:
         raise ValueError(f"need X of shape (n, d) with 2 <= n <= 4 and d <= 3 to print every "
                          f"number; got {tuple(X.shape)}")
     n = len(X)
     if not 0 <= i < n:
         raise ValueError(f"query index i must be in 0..{n - 1}; got {i}")
-    s = X @ X[i]                                   # (n,) scores x_i · x_j
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = X @ X[i]                               # (n,) scores x_i · x_j
+    if not np.isfinite(s).all():
+        raise ValueError(f"X's scores x_i · x_j are not all finite ({s.tolist()}): X holds NaN "
+                         "or inf, or numbers too large to multiply in float64")
     a = np.exp(s - s.max())
     a = a / a.sum()                                # (n,) weights a_ij
     y = a @ X                                      # (d,) output y_i
@@ -481,6 +534,10 @@ def qkv_projections_diagram(n=4, d=6, d_k=3, d_v=2, ax=None,
     comes from token r alone. through_output=True carries on to the output: the scores
     S = Q Kᵀ (n × n), A = softmax(S) row by row, and Y = A V (n × d_v), where row r of Y is
     the first row that mixes the tokens (the values of all of them, weighted by row r of A)."""
+    n, d, d_k, d_v = (validate.integer(v, name) for v, name in
+                      ((n, "n"), (d, "d"), (d_k, "d_k"), (d_v, "d_v")))
+    if not isinstance(through_output, bool):
+        raise TypeError(f"through_output must be True or False; got {through_output!r}")
     if not (2 <= n <= 6 and 2 <= d <= 8 and 1 <= d_k <= 4 and 1 <= d_v <= 4):
         raise ValueError(f"draw with 2 <= n <= 6, 2 <= d <= 8 and d_k, d_v in 1..4; got n={n}, "
                          f"d={d}, d_k={d_k}, d_v={d_v}")
@@ -537,6 +594,9 @@ def word2vec_diagram(words, centre, window, axes=None):
     """Two panels, one window of a sentence: skip-gram (the centre word's vector predicts each
     context word, one prediction per pair) and CBOW (the average of the context words' vectors
     predicts the centre word). words: the sentence; centre: the centre's index; window: m."""
+    words = validate.str_list(words, "words")
+    centre = validate.integer(centre, "centre")
+    window = validate.integer(window, "window")
     if not 0 <= centre < len(words):
         raise ValueError(f"centre must index the {len(words)} words; got {centre}")
     if window < 1:
@@ -545,8 +605,7 @@ def word2vec_diagram(words, centre, window, axes=None):
         raise ValueError(f"at most 8 words fit across the page; got {len(words)}")
     if axes is None:
         _, axes = plt.subplots(2, 1, figsize=(5.0, 4.6), constrained_layout=True)
-    if len(axes) != 2:
-        raise ValueError(f"need two axes (skip-gram, CBOW); got {len(axes)}")
+    _check_axes(axes, 2, "skip-gram, CBOW")
     context = [j for j in range(len(words)) if 1 <= abs(j - centre) <= window]
     xs = [0.75 + 1.45 * j for j in range(len(words))]
     mid = xs[centre]
