@@ -21,6 +21,12 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import minformer.attention as attention  # noqa: E402
+import minformer.bottleneck as bottleneck  # noqa: E402
+import minformer.plots as plots  # noqa: E402
+import minformer.pretrain as pretrain  # noqa: E402
+import minformer.race as race  # noqa: E402
+import minformer.train_translator as tt  # noqa: E402
+import minformer.variants as variants  # noqa: E402
 from minformer.attention import (  # noqa: E402
     EmptyRowWarning,
     attention_weights,
@@ -53,11 +59,14 @@ from minformer.masks import (  # noqa: E402
     to_additive_mask,
     to_torch_mask,
 )
-from minformer.metrics import (  # noqa: E402
+from minformer.metrics import (  # noqa: E402  # noqa: E402
     bleu_from_stats,
     bootstrap_interval,  # noqa: E402
     bucket_label,
+    closest_ref_length,
     ngrams,
+    sentence_stats,
+    tokenize_13a,
 )
 from minformer.multihead import (  # noqa: E402
     MultiHeadAttention,
@@ -296,6 +305,30 @@ def _exportable(value):
     with torch.no_grad():
         model.encoder.layers[0].ffn.linear1.weight[0, 1] = value
     return Translator(model, tok(), max_source_tokens=16)
+
+
+def _bn_batch():
+    """bottleneck.encode_pairs of one pair over a two-word vocabulary: src (1, 6), tgt (1, 7)."""
+    stoi, _ = bottleneck.build_vocab([["a", "b"]], 1)
+    return bottleneck.encode_pairs([(["a"], ["b"])], stoi, stoi)
+
+
+def _tt_examples():
+    return tt.encode_pairs(tok(), [("low", "lower"), ("newer wider", "new")])
+
+
+def _tt_loss(batch, model=None):
+    return tt.translation_loss()(s2s_tok() if model is None else model, batch)
+
+
+@cache
+def s2s_tok():
+    torch.manual_seed(0)
+    return Transformer(_tt_config()).eval()
+
+
+def _axes(n):
+    return plt.subplots(1, n)[1]
 
 
 def finite(out):
@@ -1072,6 +1105,197 @@ CASES = [
      (ValueError, r"holds 100000, beyond float16's largest value 65504")),
     ("export-int8-large-matrix-entry-ok", lambda: browser_files(_exportable(1e5), "int8"),
      lambda files: len(files) == 2),
+
+    # ---------------------------------------------------------------- bottleneck (chapter 9)
+    ("bn-vocab-str", lambda: bottleneck.build_vocab("abc"),
+     (TypeError, "sentences must be a list of sentences, each a list of words; got one str")),
+    ("bn-vocab-unsplit-sentences", lambda: bottleneck.build_vocab(["the cat", "the dog"], 1),
+     (TypeError, r"sentences\[0\] must be a list of words, not a single str")),
+    ("bn-vocab-empty", lambda: bottleneck.build_vocab([]), (ValueError, "sentences is empty")),
+    ("bn-vocab-min-count-0", lambda: bottleneck.build_vocab([["a"]], 0),
+     (ValueError, "min_count must be a positive int; got 0")),
+    ("bn-vocab-int-words", lambda: bottleneck.build_vocab([[1, 2]], 1),
+     (TypeError, r"sentences\[0\]\[0\] must be a str; got 1")),
+    ("bn-vocab-special-word-keeps-its-id", lambda: bottleneck.build_vocab([["<pad>", "a"]], 1),
+     lambda out: out[0]["<pad>"] == 0 and out[1] == bottleneck.SPECIALS + ["a"]),
+    ("bn-encode-str-sides", lambda: bottleneck.encode_pairs([("a b", "b a")], {}, {}),
+     (TypeError, r"pairs\[0\]'s source must be a list of words, not a single str")),
+    ("bn-encode-one-pair", lambda: bottleneck.encode_pairs((["a"], ["b"]), {}, {}),
+     (TypeError, r"wrap a single pair in a list")),
+    ("bn-encode-stoi-list", lambda: bottleneck.encode_pairs([(["a"], ["b"])], ["a"], {}),
+     (TypeError, "src_stoi must be a dict word -> id")),
+    ("bn-encode-not-a-pair", lambda: bottleneck.encode_pairs([["a"]], {}, {}),
+     (ValueError, r"pairs\[0\] must be a \(source words, target words\) pair")),
+    ("bn-trim-1d", lambda: bottleneck.trim(*(x[0] for x in _bn_batch())),
+     (ValueError, r"src must have 2 axes; got shape \(6,\)")),
+    ("bn-trim-empty-batch", lambda: bottleneck.trim(*(x[:0] for x in _bn_batch())),
+     (ValueError, r"trim takes one batch of B ≥ 1 rows.*\(0, 6\)")),
+    ("bn-trim-numpy", lambda: bottleneck.trim(*(x.numpy() for x in _bn_batch())),
+     (TypeError, "src must be a torch tensor; got ndarray")),
+    ("bn-trim-all-padding", lambda: bottleneck.trim(*(torch.zeros_like(x) for x in _bn_batch())),
+     (ValueError, "every source token of the batch is padding")),
+    ("bn-trim-ok", lambda: bottleneck.trim(*_bn_batch()),
+     lambda out: [tuple(x.shape) for x in out] == [(1, 1), (1, 2), (1, 2)]),
+    ("bn-model-attention-str", lambda: bottleneck.build_model("yes", 10, 10, 0),
+     (TypeError, "attention must be True or False; got 'yes'")),
+    ("bn-train-two-tensors", lambda: bottleneck.train_translator(
+        True, 0, _bn_batch()[:2], 10, 10, steps=1),
+     (TypeError, "train_data must be encode_pairs' three tensors.*tuple of length 2")),
+    ("bn-train-no-pairs", lambda: bottleneck.train_translator(
+        True, 0, tuple(x[:0] for x in _bn_batch()), 10, 10, steps=1),
+     (ValueError, r"same number ≥ 1 of pairs.*\(0, 6\)")),
+    # ---------------------------------------------------------------- train_translator
+    ("tt-encode-tokenizer-path", lambda: tt.encode_pairs("tok.json", [("a", "b")]),
+     (TypeError, "tokenizer must be a BPETokenizer; got str")),
+    ("tt-encode-dict", lambda: tt.encode_pairs(tok(), {"low": "lower"}),
+     (TypeError, r"got dict: use list\(d.items\(\)\)")),
+    ("tt-encode-none", lambda: tt.encode_pairs(tok(), None),
+     (TypeError, "pairs must be a list of \\(en, es\\) pairs; got NoneType")),
+    ("tt-encode-attribution-ok", lambda: tt.encode_pairs(tok(), [("low", "lower", "CC-BY")]),
+     lambda out: len(out) == 1),
+    ("tt-batches-seed-str", lambda: tt.bucketed_batches(_tt_examples(), 2, seed="x"),
+     (TypeError, "seed must be an int; got 'x'")),
+    ("tt-batches-bucket-str", lambda: tt.bucketed_batches(_tt_examples(), 2, bucket="no"),
+     (TypeError, "bucket must be True or False")),
+    ("tt-batches-text-pairs", lambda: tt.bucketed_batches([("low", "lower")], 2),
+     (TypeError, r"examples\[0\] must be a \(source ids, target ids\) pair")),
+    ("tt-batches-not-pairs", lambda: tt.bucketed_batches([[5, 6, 7]], 2),
+     (TypeError, r"examples\[0\] must be a \(source ids, target ids\) pair")),
+    ("tt-batches-empty-source", lambda: tt.bucketed_batches([([], [1, 2])], 2),
+     (ValueError, r"examples\[0\] has an empty source")),
+    ("tt-batches-pad-in-ids", lambda: tt.bucketed_batches([([5, 0, 2], [1, 2])], 2),
+     (ValueError, r"examples\[0\]'s source holds pad_id=0 as a token")),
+    ("tt-padding-fraction-empty", lambda: tt.padding_fraction([]),
+     (ValueError, "batches holds no position at all")),
+    ("tt-padding-fraction-one-batch", lambda: tt.padding_fraction(
+        tt.bucketed_batches(_tt_examples(), 2)[0]), (TypeError, r"got one \(src, tgt\) pair")),
+    ("tt-padding-fraction-numpy", lambda: tt.padding_fraction(
+        [(np.zeros((1, 2), dtype=int), np.zeros((1, 2), dtype=int))]),
+     (TypeError, r"batches\[0\]'s src must be a torch tensor; got ndarray")),
+    ("tt-padding-fraction-pad-str", lambda: tt.padding_fraction(
+        tt.bucketed_batches(_tt_examples(), 2), pad_id="0"), (TypeError, "pad_id must be an int")),
+    ("tt-padding-fraction-ok", lambda: tt.padding_fraction(tt.bucketed_batches(_tt_examples(), 2)),
+     lambda f: 0 < f < 1),
+    ("tt-loss-fused-str", lambda: tt.translation_loss(fused="no"),
+     (TypeError, "fused must be True or False")),
+    ("tt-loss-pad-str", lambda: tt.translation_loss(pad_id="0"), (TypeError, "pad_id must be an int")),
+    ("tt-loss-batch-tensor", lambda: _tt_loss(torch.ones(2, 3, dtype=torch.long)),
+     (TypeError, r"batch must be a \(src, tgt\) pair of tensors.*got Tensor")),
+    ("tt-loss-batch-numpy", lambda: _tt_loss((np.ones((1, 3), dtype=int), np.ones((1, 3), dtype=int))),
+     (TypeError, "src must be a torch tensor; got ndarray")),
+    ("tt-loss-model-str", lambda: _tt_loss(tt.bucketed_batches(_tt_examples(), 2)[0], "model"),
+     (TypeError, "model must be an encoder-decoder.*got str")),
+    ("tt-average-states-numpy", lambda: tt.average_states([{"w": np.ones(2)}, {"w": np.ones(2)}]),
+     (TypeError, r"states\[0\]\['w'\] must be a tensor; got ndarray")),
+    ("tt-oversample-str-pairs", lambda: tt.oversample_long(["ab"], ((1, 2),)),
+     (ValueError, r"pairs\[0\] must be an \(en, es\) pair of strings; got 'ab'")),
+    ("tt-concatenate-str-pairs", lambda: tt.concatenate_pairs(["ab", "cd"], 1),
+     (ValueError, r"pairs\[0\] must be an \(en, es\) pair of strings")),
+    ("tt-concatenate-seed-str", lambda: tt.concatenate_pairs([("a", "b"), ("c", "d")], 1, seed="x"),
+     (TypeError, "seed must be an int; got 'x'")),
+    ("tt-validation-pairs-negative", lambda: tt.validation_pairs(-1, 2),
+     (ValueError, "short must be an int ≥ 0; got -1")),
+    ("tt-training-mix-recipe", lambda: tt.training_mix([("a", "b")], {}),
+     (ValueError, r"recipe must be a dict like FULL.*lacks \['repeat'")),
+    # ---------------------------------------------------------------- race, pretrain, variants
+    ("race-tokenizer-str-pairs", lambda: race.chapter_tokenizer("low lower"),
+     (TypeError, "train_pairs must be a list of \\(en, es\\) pairs, not a string")),
+    ("race-tokenizer-no-pairs", lambda: race.chapter_tokenizer([]),
+     (ValueError, "train_pairs is empty")),
+    ("race-config-tokenizer-str", lambda: race.transformer_config("tok"),
+     (TypeError, "tokenizer must be a BPETokenizer.*got str")),
+    ("race-model-tokenizer-none", lambda: race.build_model("gru", None),
+     (TypeError, "tokenizer must be a BPETokenizer.*got NoneType")),
+    ("pretrain-tokenizer-str", lambda: pretrain.chapter_tokenizer("the cat sat"),
+     (TypeError, "train_words must be a list of words, not a single str")),
+    ("pretrain-tokenizer-empty", lambda: pretrain.chapter_tokenizer([]),
+     (ValueError, "train_words is empty")),
+    ("pretrain-encode-stream-ints", lambda: encode_stream(tok(), [1, 2]),
+     (TypeError, r"words\[0\] must be a str; got 1")),
+    ("pretrain-encode-stream-empty-is-long", lambda: encode_stream(tok(), []),
+     lambda ids: ids.dtype == torch.long and ids.shape == (0,)),
+    ("pretrain-windows-of-float-ids", lambda: windows_of(torch.arange(10.0), 2),
+     (TypeError, "ids must be integer token ids; got dtype torch.float32")),
+    ("pretrain-window-batches-seed-str", lambda: next(pretrain.window_batches(
+        torch.arange(100), 4, "x", "cpu")), (TypeError, "seed must be an int; got 'x'")),
+    ("variants-windows-float-ids", lambda: random_windows(torch.arange(10.0), 2, 3, _g()),
+     (TypeError, "ids must be integer token ids; got dtype torch.float32")),
+    ("variants-kv-cache-context-negative", lambda: variants.kv_cache_bytes(lm(), -1),
+     (ValueError, "context must be a positive int; got -1")),
+    ("variants-kv-cache-small-vocab-ok", lambda: variants.kv_cache_bytes(lm(), 3),
+     lambda b: b > 0),
+    ("variants-options-str", lambda: variants.train_variant(
+        "x", "rope", 0, torch.arange(3, 12), torch.ones(2, 5).long(), steps=1),
+     (TypeError, "options must be a dict of TransformerConfig fields.*got str 'rope'")),
+    ("variants-options-unknown", lambda: variants.train_variant(
+        "x", {"bogus": 1}, 0, torch.arange(3, 12), torch.ones(2, 5).long(), steps=1),
+     (ValueError, r"options holds \['bogus'\], not TransformerConfig fields")),
+    ("variants-lr-nan", lambda: variants.train_variant(
+        "x", {}, 0, torch.arange(3, 12), torch.ones(2, 5).long(), steps=1, lr=float("nan")),
+     (ValueError, "lr must be a number, got NaN")),
+    ("variants-batch-0", lambda: variants.train_variant(
+        "x", {}, 0, torch.arange(3, 12), torch.ones(2, 5).long(), steps=1, batch=0),
+     (ValueError, "batch must be a positive int; got 0")),
+    ("variants-compare-seeds-int", lambda: variants.compare_variants(seeds=0, steps=1),
+     (TypeError, "seeds must be a list of ints")),
+    ("variants-compare-list", lambda: variants.compare_variants(["rope"], steps=1),
+     (TypeError, "variants must be a dict name -> options")),
+    ("variants-compare-empty", lambda: variants.compare_variants({}, steps=1),
+     (ValueError, "variants is empty")),
+    ("variants-compare-no-seeds", lambda: variants.compare_variants(seeds=(), steps=1),
+     (ValueError, "seeds is empty")),
+    ("variants-compare-length-0", lambda: variants.compare_variants(seeds=(0,), length=0),
+     (ValueError, "length must be a positive int; got 0")),
+    # ---------------------------------------------------------------- metrics
+    ("tokenize-13a-bytes", lambda: tokenize_13a(b"a b"),
+     (TypeError, "line must be a str \\(one sentence\\); got bytes")),
+    ("tokenize-13a-none", lambda: tokenize_13a(None), (TypeError, "got NoneType")),
+    ("ngrams-str", lambda: ngrams("abc", 2), (TypeError, "words must be a list of words, not a str")),
+    ("closest-ref-empty", lambda: closest_ref_length(3, []), (ValueError, "ref_lens is empty")),
+    ("closest-ref-negative", lambda: closest_ref_length(-3, [2]),
+     (ValueError, "hyp_len must be an int ≥ 0; got -3")),
+    ("sentence-stats-str-reference-ok", lambda: sentence_stats("a b c", "a b c"),
+     lambda st: st == [3, 3, 3, 2, 1, 0, 3, 2, 1, 0]),
+    ("sentence-stats-no-references", lambda: sentence_stats("a b", []),
+     (ValueError, "references is empty")),
+    ("sentence-stats-list-hypothesis", lambda: sentence_stats(["a", "b"], ["a b"]),
+     (TypeError, "hypothesis must be a str; got list")),
+    # ---------------------------------------------------------------- plots
+    ("heatmap-complex", lambda: attention_heatmap(np.ones((2, 2)) * 1j),
+     (TypeError, "A must hold real numbers")),
+    ("heatmap-strings", lambda: attention_heatmap([["a", "b"]]), (TypeError, "A must hold real numbers")),
+    ("heatmap-labels-int", lambda: attention_heatmap(np.ones((2, 2)), row_labels=5),
+     (TypeError, "row_labels must be a list of labels; got int")),
+    ("heatmap-labels-set", lambda: attention_heatmap(np.ones((2, 2)), row_labels={"a", "b"}),
+     (TypeError, "a set has no order")),
+    ("heatmap-ax-str", lambda: attention_heatmap(np.ones((2, 2)), ax="ax"),
+     (TypeError, "ax must be a matplotlib Axes")),
+    ("points-2d-empty", lambda: plots.tokens_and_outputs_2d(np.zeros((0, 2)), np.zeros((0, 2))),
+     (ValueError, r"n ≥ 1; got X \(0, 2\)")),
+    ("points-2d-nan", lambda: plots.tokens_and_outputs_2d(np.array([[np.nan, 1.0]]), np.zeros((1, 2))),
+     (ValueError, "X holds NaN or inf")),
+    ("points-2d-labels-short", lambda: plots.tokens_and_outputs_2d(np.eye(2), np.eye(2), ["a"]),
+     (ValueError, "labels has 1 labels for 2")),
+    ("points-2d-labels-str", lambda: plots.tokens_and_outputs_2d(np.eye(2), np.eye(2), "ab"),
+     (TypeError, "labels must be a list of labels; got str")),
+    ("rnn-diagram-steps-float", lambda: plots.rnn_unrolled_diagram(steps=2.5),
+     (TypeError, r"steps must be an int; got 2\.5")),
+    ("pipeline-i-float", lambda: plots.attention_pipeline_diagram(np.eye(2), 1.0),
+     (TypeError, r"i must be an int; got 1\.0")),
+    ("pipeline-overflow", lambda: plots.attention_pipeline_diagram(np.array([[1e200, 0], [0, 1]]), 0),
+     (ValueError, "scores x_i · x_j are not all finite")),
+    ("qkv-diagram-n-str", lambda: plots.qkv_projections_diagram(n="3"),
+     (TypeError, "n must be an int; got '3'")),
+    ("w2v-diagram-str", lambda: plots.word2vec_diagram("the cat", 1, 1),
+     (TypeError, "words must be a list of words, not a single str")),
+    ("w2v-diagram-window-float", lambda: plots.word2vec_diagram(["a", "b", "c"], 1, 1.5),
+     (TypeError, r"window must be an int; got 1\.5")),
+    ("w2v-diagram-one-axes", lambda: plots.word2vec_diagram(["a", "b"], 0, 1, axes=_axes(1)),
+     (ValueError, "need two axes \\(skip-gram, CBOW\\); got one Axes")),
+    ("layers-diagram-one-axes", lambda: plots.transformer_layers_diagram(axes=_axes(1)),
+     (ValueError, "need two axes \\(encoder, decoder\\); got one Axes")),
+    ("sdpa-diagram-ax-str", lambda: plots.sdpa_diagram(ax="x"),
+     (TypeError, "ax must be a matplotlib Axes")),
 ]
 
 
