@@ -14,6 +14,7 @@ from minformer.decode import (
     generate,
     gnmt_length_penalty,
     greedy_search,
+    loop_tokens,
     sample_next,
     sequence_scores,
 )
@@ -551,4 +552,88 @@ def test_a_bad_slack_is_refused(slack, error):
                    lambda: beam_search(model, src, 2, 5, BOS, EOS, min_length_ratio=1.0,
                                        min_length_slack=slack)):
         with pytest.raises(error, match="min_length_slack"):
+            search()
+
+
+# ----------------------------------------------------------------------------- the loop guard
+
+def loops(row, copies=3):
+    """The definition the guard enforces: some n-gram (any n ≥ 1) occurs ``copies`` times back
+    to back in the row, checked by brute force over every start and length."""
+    return any(row[i:i + n] * copies == row[i:i + copies * n]
+               for n in range(1, len(row) // copies + 1) for i in range(len(row) - copies * n + 1))
+
+
+@pytest.mark.parametrize("ids, copies, banned", [
+    ([], 3, []), ([5], 3, []), ([5, 5], 3, [5]), ([5, 5], 2, [5]), ([5], 2, [5]),
+    ([1, 2, 1, 2, 1], 3, [2]), ([1, 2, 1, 2], 3, []), ([7, 1, 2, 3, 1, 2, 3, 1, 2], 3, [3]),
+    ([4, 4, 3, 4, 3, 4], 3, [3]), ([1, 1, 2, 1, 1, 2, 1, 1], 3, [1, 2]), ([1, 2, 3, 4, 5], 3, [])])
+def test_loop_tokens_are_the_tokens_that_would_make_a_loop(ids, copies, banned):
+    assert loop_tokens(ids, copies) == banned
+    for v in range(9):  # exactly those end the row with `copies` copies of one n-gram
+        row = ids + [v]
+        assert (v in banned) == any(row[-copies * n:] == row[-n:] * copies
+                                    for n in range(1, len(row) // copies + 1))
+
+
+class Repeater(EagerToEnd):
+    """A model that wants to loop: the token it just wrote gets +20, <eos> gets -20, so it
+    would write its first word again and again."""
+
+    def decode(self, ys, memory, src_mask):
+        logits = self.inner.decode(ys, memory, src_mask).clone()  # (batch, t, vocab)
+        logits.scatter_add_(2, ys[..., None], torch.full(ys.shape + (1,), 20.0))
+        logits[..., EOS] -= 20.0
+        return logits
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_the_guard_keeps_every_output_from_looping(beam):
+    model, src = Repeater(transformer(0)), sources(0)
+    plain = beam_search(model, src, beam, 20, BOS, EOS, pad_id=PAD).tolist()
+    assert all(loops(row) for row in plain)  # without it, every output loops
+    guarded = beam_search(model, src, beam, 20, BOS, EOS, pad_id=PAD, no_loops=True)
+    rows = [row[:row.index(EOS)] if EOS in row else row for row in guarded.tolist()]
+    assert not any(loops(row) for row in rows)
+    if beam == 1:
+        assert torch.equal(greedy_search(model, src, 20, BOS, EOS, pad_id=PAD, no_loops=True),
+                           guarded)
+
+
+def test_a_row_that_begins_to_repeat_may_end_before_the_floor():
+    """With the floor at 16 tokens, a model that wants to end and to repeat: without the guard it
+    repeats until the floor; with it, it ends as soon as it has written a token twice."""
+    class EndOrRepeat(Repeater):
+        def decode(self, ys, memory, src_mask):
+            logits = super().decode(ys, memory, src_mask)
+            logits[..., EOS] += 30.0  # <eos> first, the last token second
+            return logits
+
+    model, src = EndOrRepeat(transformer(0)), sources(0)[:, :6]
+    src[src == PAD] = 3  # every source has 6 tokens: a floor of ⌊3 · 6⌋ - 2 = 16
+    floored = greedy_search(model, src, 30, BOS, EOS, pad_id=PAD, min_length_ratio=3.0,
+                            min_length_slack=2)
+    assert ended_at(floored) == [16] * 6 and all(loops(r[:16]) for r in floored.tolist())
+    guarded = greedy_search(model, src, 30, BOS, EOS, pad_id=PAD, min_length_ratio=3.0,
+                            min_length_slack=2, no_loops=True)
+    assert ended_at(guarded) == [2] * 6  # a, a, then <eos>: the floor yields
+    assert torch.equal(beam_search(model, src, 1, 30, BOS, EOS, pad_id=PAD, min_length_ratio=3.0,
+                                   min_length_slack=2, no_loops=True), guarded)
+
+
+@pytest.mark.parametrize("kind", MODELS)
+def test_the_guard_is_off_by_default(kind):
+    model, src = MODELS[kind](2), sources(2)
+    assert torch.equal(greedy_search(model, src, 10, BOS, EOS, no_loops=False),
+                       greedy_search(model, src, 10, BOS, EOS))
+    assert torch.equal(beam_search(model, src, 3, 10, BOS, EOS, 0.6, no_loops=False),
+                       beam_search(model, src, 3, 10, BOS, EOS, 0.6))
+
+
+@pytest.mark.parametrize("value", [1, "yes", None])
+def test_a_bad_no_loops_is_refused(value):
+    model, src = transformer(0), sources(0)
+    for search in (lambda: greedy_search(model, src, 5, BOS, EOS, no_loops=value),
+                   lambda: beam_search(model, src, 2, 5, BOS, EOS, no_loops=value)):
+        with pytest.raises(TypeError, match="no_loops must be True or False"):
             search()

@@ -23,6 +23,10 @@ from minformer.translator import FILES, CheckpointError, Translator
 REPO = Path(__file__).resolve().parents[1]
 
 MAX_SOURCE = 24
+# the command's search settings besides the beam: the length floor, the loop guard, clauses
+PRODUCT = dict(min_length_ratio=translate.MIN_LENGTH_RATIO,
+               min_length_slack=translate.MIN_LENGTH_SLACK, no_loops=translate.NO_LOOPS,
+               split_clauses=translate.SPLIT_CLAUSES)
 
 
 def _write_checkpoint(folder):
@@ -84,9 +88,7 @@ def test_stdin_lines_in_order_and_same_as_the_translator(checkpoint):
     sentences = ["I am hungry.", "Where is the train station?", "I am here."]
     proc = _run("--checkpoint", checkpoint, "--beam", 1, stdin="\n".join(sentences) + "\n")
     assert proc.returncode == 0, proc.stderr.decode()
-    expected = Translator.load(checkpoint).translate(sentences, beam_size=1,
-                                                     min_length_ratio=translate.MIN_LENGTH_RATIO,
-                                                     min_length_slack=translate.MIN_LENGTH_SLACK)
+    expected = Translator.load(checkpoint).translate(sentences, beam_size=1, **PRODUCT)
     assert proc.stdout.decode().split("\n")[:-1] == [" ".join(s.split()) for s in expected]
 
 
@@ -102,8 +104,7 @@ def test_translate_lines_chunks_and_counts(checkpoint):
     out = io.StringIO()
     sentences = [f"I am {n}." for n in range(5)]
     assert translate.translate_lines(translator, sentences, beam=1, out=out, chunk=2) == (5, [])
-    expected = translator.translate(sentences, min_length_ratio=translate.MIN_LENGTH_RATIO,
-                                    min_length_slack=translate.MIN_LENGTH_SLACK)
+    expected = translator.translate(sentences, **PRODUCT)
     assert out.getvalue().split("\n")[:-1] == [" ".join(s.split()) for s in expected]
 
 
@@ -116,7 +117,8 @@ def test_the_minimum_length_is_an_option(checkpoint):
                     "--min-length-slack", slack, sentence)
         assert proc.returncode == 0, proc.stderr.decode()
         expected = translator.translate([sentence], beam_size=1, min_length_ratio=float(ratio),
-                                        min_length_slack=int(slack))[0]
+                                        min_length_slack=int(slack), no_loops=True,
+                                        split_clauses=True)[0]
         assert proc.stdout.decode() == " ".join(expected.split()) + "\n"
 
 
@@ -157,7 +159,8 @@ def test_blank_lines_give_blank_lines_and_a_note(checkpoint, monkeypatch, capsys
     code, out, err = _main(checkpoint, [], "I am hungry.\n\n  \nI am here.\n\n", monkeypatch, capsys)
     assert code == 0, err
     lines = out.split("\n")[:-1]
-    first, second = Translator.load(checkpoint).translate(["I am hungry.", "I am here."])
+    first, second = Translator.load(checkpoint).translate(["I am hungry.", "I am here."],
+                                                          **PRODUCT)
     assert lines == [" ".join(first.split()), "", "", " ".join(second.split()), ""]
     notes = err.strip().splitlines()
     assert notes == [f"minformer-translate: note: line {n} is blank; its output line is blank too"
@@ -168,13 +171,13 @@ def test_blank_lines_give_blank_lines_and_a_note(checkpoint, monkeypatch, capsys
 
 def test_a_line_of_several_sentences_is_split_and_joined(checkpoint, monkeypatch, capsys):
     translator = Translator.load(checkpoint)
-    one, two = translator.translate(["I am hungry.", "Where is the train station?"])
+    one, two = translator.translate(["I am hungry.", "Where is the train station?"], **PRODUCT)
     code, out, err = _main(checkpoint, [], "I am hungry. Where is the train station?\n", monkeypatch, capsys)
     assert code == 0, err
     assert out == " ".join(f"{one} {two}".split()) + "\n"
     code, out, _ = _main(checkpoint, ["--no-split"], "I am hungry. Where is the train station?\n",
                          monkeypatch, capsys)
-    whole, = translator.translate(["I am hungry. Where is the train station?"])
+    whole, = translator.translate(["I am hungry. Where is the train station?"], **PRODUCT)
     assert out == " ".join(whole.split()) + "\n"
 
 
@@ -222,6 +225,8 @@ def test_parser_defaults():
     assert (args.beam, args.length_penalty, args.checkpoint, args.device) == (4, 0.6, None, None)
     assert (args.min_length_ratio, args.min_length_slack) == (1.0, 3)
     assert (translate.MIN_LENGTH_RATIO, translate.MIN_LENGTH_SLACK) == (1.0, 3)
+    assert (args.no_guard, args.whole) == (False, False)  # the guard and clauses are on
+    assert (translate.NO_LOOPS, translate.SPLIT_CLAUSES) == (True, True)
 
 
 def test_console_script_is_declared():
@@ -266,9 +271,7 @@ def test_a_line_that_cannot_be_translated_gives_a_blank_line_and_the_run_goes_on
     inputs = args[2:] or stdin.split("\n")[:-1]
     outputs = out.out.split("\n")[:-1]
     good = [line for k, line in enumerate(inputs) if k != blank]
-    expected = Translator.load(checkpoint).translate(
-        good, min_length_ratio=translate.MIN_LENGTH_RATIO,
-        min_length_slack=translate.MIN_LENGTH_SLACK) if good else []
+    expected = Translator.load(checkpoint).translate(good, **PRODUCT) if good else []
     expected.insert(blank, "")
     assert outputs == [" ".join(e.split()) for e in expected]
 
@@ -288,9 +291,7 @@ def test_a_search_that_refuses_one_line_loses_no_other_line(checkpoint, monkeypa
                      r"length_penalty=25 is too large", err)
     outputs = out.split("\n")[:-1]
     translator = Translator.load(checkpoint)
-    expected = translator.translate(short, beam_size=2, length_penalty=25,
-                                    min_length_ratio=translate.MIN_LENGTH_RATIO,
-                                    min_length_slack=translate.MIN_LENGTH_SLACK)
+    expected = translator.translate(short, beam_size=2, length_penalty=25, **PRODUCT)
     assert outputs == [" ".join(e.split()) for e in expected[:16]] + [""] + [
         " ".join(e.split()) for e in expected[16:]]
 

@@ -11,6 +11,8 @@ For encoder-decoders (translation, chapter 13), through ``source_mask``/``encode
 - :func:`beam_search` — batched, the k best prefixes per sentence, ranked with GNMT's
   :func:`gnmt_length_penalty`.
 - :func:`sequence_scores` — the score beam search ranks by, for any given outputs.
+- :func:`loop_tokens` — the tokens that would make an output loop; both searches' ``no_loops``
+  forbids them (off by default; ``minformer-translate`` and the page turn it on).
 
 All three searches use a model's KV cache when it has one (``model.supports_cache``, as
 :class:`~minformer.transformer.Transformer` and :class:`~minformer.transformer.DecoderOnly`):
@@ -277,6 +279,11 @@ def _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, alpha=0.0,
     return int(pad_id)
 
 
+def _check_bool(value, name: str) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False; got {value!r}")
+
+
 def _src_ids(x, name):
     validate.tensor(x, name, ndim=2)
     if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
@@ -296,16 +303,54 @@ def _min_lengths(src, pad_id: int, ratio, slack) -> torch.Tensor | None:
     return torch.tensor([max(0, math.floor(ratio * s) - slack) for s in lengths], device=src.device)
 
 
-def _forbid_early_eos(logits, min_len, t: int, eos_id) -> torch.Tensor:
+def _forbid_early_eos(logits, min_len, t: int, eos_id, exempt=None) -> torch.Tensor:
     """logits (rows, vocab) with <eos> at -inf in the rows whose output, t tokens so far, is
-    still shorter than its min_len (rows,)."""
+    still shorter than its min_len (rows,), except the rows ``exempt`` (bool (rows,) or None)."""
     if min_len is None or eos_id is None:
         return logits
     early = t < min_len
+    if exempt is not None:
+        early = early & ~exempt
     if bool(early.any()):
         logits = logits.clone()
         logits[early, eos_id] = float("-inf")
     return logits
+
+
+LOOP_COPIES = 3  # the guard forbids the token that would complete this many copies in a row
+
+
+def loop_tokens(ids, copies: int = LOOP_COPIES) -> list[int]:
+    """The tokens that, appended to ``ids`` (a list of token ids), would end it with ``copies``
+    back-to-back copies of one n-gram, for any n ≥ 1 (a loop: *itoitoito*, *a la a la a la*).
+    Token v does so for unit length n when the last copies·n - 1 tokens of ``ids`` repeat with
+    period n, and v is the token n places back. Sorted, each once; empty when nothing loops."""
+    m, found = len(ids), set()
+    for n in range(1, (m + 1) // copies + 1):  # copies · n - 1 tokens must be there
+        if ids[m + 1 - copies * n: m - n] == ids[m + 1 - (copies - 1) * n: m]:
+            found.add(ids[m - n])
+    return sorted(found)
+
+
+def _guard_loops(logits, ys, live, min_len):
+    """The loop guard: logits (rows, vocab) with every token of :func:`loop_tokens` at -inf in
+    the rows ``live`` (a list of bools) of the prefixes ys (rows, 1 + t), <bos> first. A row
+    whose output has begun to repeat (a token is forbidden) may also end before the length
+    floor ``min_len`` (rows,) or None: it is returned among the rows exempt from the floor, for
+    :func:`_forbid_early_eos`. Returns (logits, exempt rows as bools (rows,), or None)."""
+    banned = [(r, v) for r, out in enumerate(ys[:, 1:].tolist()) if live[r]
+              for v in loop_tokens(out)]
+    if not banned:
+        return logits, None
+    logits = logits.clone()
+    r_idx = torch.tensor([r for r, _ in banned], device=logits.device)
+    v_idx = torch.tensor([v for _, v in banned], device=logits.device)
+    logits[r_idx, v_idx] = float("-inf")
+    if min_len is None:
+        return logits, None
+    exempt = torch.zeros(logits.shape[0], dtype=torch.bool, device=logits.device)
+    exempt[r_idx] = True
+    return logits, exempt
 
 
 def _next_logits(model, ys, memory, src_mask, cache):
@@ -319,7 +364,7 @@ def _next_logits(model, ys, memory, src_mask, cache):
 @torch.no_grad()
 def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int | None,
                   pad_id: int | None = None, use_cache: bool = True, min_length_ratio: float = 0.0,
-                  min_length_slack: int = 0):
+                  min_length_slack: int = 0, no_loops: bool = False):
     """Batched greedy decoding: at every step each sentence takes its most likely next token.
 
     src: (batch, s) source ids, right-padded with the model's pad id. A sentence that has emitted
@@ -330,11 +375,14 @@ def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int | None,
     use_cache: feed only the newest token at each step through the model's KV cache, when it has
     one (the same tokens; ``False``: re-read the whole prefix). min_length_ratio = ρ ∈ [0, 4] and
     min_length_slack = b ≥ 0: a sentence may not end (emit <eos>) before it has ⌊ρ · s⌋ - b
-    tokens, s the real tokens of its source (ρ = 0: no minimum). Returns ids (batch, t_out)
-    without <bos>.
+    tokens, s the real tokens of its source (ρ = 0: no minimum). no_loops: the loop guard, off by
+    default (the shipped command and page turn it on): no sentence may take a token of
+    :func:`loop_tokens` (three back-to-back copies of an n-gram), and one whose output has begun
+    to repeat may end before the floor. Returns ids (batch, t_out) without <bos>.
     """
     pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, eos_optional=True)
     min_len = _min_lengths(src, pad_id, min_length_ratio, min_length_slack)  # (batch,) or None
+    _check_bool(no_loops, "no_loops")
     cache = model.new_cache() if _cached(model, use_cache) else None
     with evaluating(model):
         src_mask = model.source_mask(src)
@@ -344,7 +392,10 @@ def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int | None,
         for t in range(max_len):
             logits = _next_logits(model, ys, memory, src_mask, cache)  # (batch, vocab)
             _check_in_vocab(logits.shape[-1], bos_id=bos_id, eos_id=eos_id, pad_id=pad_id)
-            logits = _forbid_early_eos(logits, min_len, t, eos_id)
+            exempt = None
+            if no_loops:
+                logits, exempt = _guard_loops(logits, ys, (~done).tolist(), min_len)
+            logits = _forbid_early_eos(logits, min_len, t, eos_id, exempt)
             nxt = logits.argmax(dim=-1).masked_fill(done, pad_id)  # finished rows only pad
             ys = torch.cat([ys, nxt[:, None]], dim=1)  # (batch, t + 1)
             if eos_id is not None:
@@ -357,7 +408,8 @@ def greedy_search(model, src, max_len: int, bos_id: int, eos_id: int | None,
 @torch.no_grad()
 def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: int,
                 length_penalty: float = 0.0, pad_id: int | None = None, return_scores: bool = False,
-                use_cache: bool = True, min_length_ratio: float = 0.0, min_length_slack: int = 0):
+                use_cache: bool = True, min_length_ratio: float = 0.0, min_length_slack: int = 0,
+                no_loops: bool = False):
     """Batched beam search: keep the ``beam_size`` best prefixes of every sentence at each step.
 
     Score of an output y: log P(y | x) / lp(|y|), with lp = :func:`gnmt_length_penalty` at
@@ -384,10 +436,12 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
     uses 0.6-1). bos_id, eos_id and pad_id must lie in the model's vocabulary.
     min_length_ratio = ρ ∈ [0, 4], min_length_slack = b ≥ 0: no prefix of a sentence may end (emit
     <eos>) before it has ⌊ρ · s⌋ - b tokens, s the real tokens of its source (ρ = 0: no minimum).
+    no_loops: the loop guard, as in :func:`greedy_search`, on every live prefix.
     """
     pad_id = _check_search_args(model, src, max_len, bos_id, eos_id, pad_id, length_penalty)
     validate.positive_int(beam_size, "beam_size")
     min_len = _min_lengths(src, pad_id, min_length_ratio, min_length_slack)  # (B,) or None
+    _check_bool(no_loops, "no_loops")
     cache = model.new_cache() if _cached(model, use_cache) else None
     alpha = float(length_penalty)
     B, k, dev = src.shape[0], beam_size, src.device
@@ -409,7 +463,11 @@ def beam_search(model, src, beam_size: int, max_len: int, bos_id: int, eos_id: i
             logits = _next_logits(model, ys, memory, src_mask, cache).float()  # (B·k, V)
             V = logits.shape[-1]
             _check_in_vocab(V, bos_id=bos_id, eos_id=eos_id, pad_id=pad_id)
-            logits = _forbid_early_eos(logits, min_len_k, t, eos_id)
+            exempt = None
+            if no_loops:
+                logits, exempt = _guard_loops(logits, ys, (~finished).view(-1).tolist(),
+                                              min_len_k)
+            logits = _forbid_early_eos(logits, min_len_k, t, eos_id, exempt)
             step = logits.log_softmax(dim=-1).view(B, k, V)  # log P(next token | prefix)
             # a finished beam has one continuation, pad, at log-probability 0: its score stays
             stay = torch.full((V,), float("-inf"), device=dev)

@@ -101,7 +101,7 @@ class Translator:
 
     def search(self, src: torch.Tensor, beam_size: int = 1, length_penalty: float = 0.6,
                max_new_tokens: int | None = None, min_length_ratio: float = 0.0,
-               min_length_slack: int = 0) -> torch.Tensor:
+               min_length_slack: int = 0, no_loops: bool = False) -> torch.Tensor:
         """Output ids (batch, t_out) for source ids ``src`` (batch, s), right-padded, on the
         model's device: greedy when ``beam_size`` is 1, else beam search with the GNMT length
         penalty α = ``length_penalty``. At most ``max_new_tokens`` tokens (default 2 · s + 10),
@@ -119,41 +119,100 @@ class Translator:
         if beam_size == 1:
             return greedy_search(self.model, src, limit, tok.bos_id, tok.eos_id, tok.pad_id,
                                  min_length_ratio=min_length_ratio,
-                                 min_length_slack=min_length_slack)
+                                 min_length_slack=min_length_slack, no_loops=no_loops)
         return beam_search(self.model, src, beam_size, limit, tok.bos_id, tok.eos_id,
                            length_penalty=length_penalty, pad_id=tok.pad_id,
-                           min_length_ratio=min_length_ratio, min_length_slack=min_length_slack)
+                           min_length_ratio=min_length_ratio, min_length_slack=min_length_slack,
+                           no_loops=no_loops)
 
     def translate(self, sentences: Sequence[str], beam_size: int = 1, length_penalty: float = 0.6,
                   batch_size: int = 100, max_new_tokens: int | None = None,
-                  min_length_ratio: float = 0.0, min_length_slack: int = 0) -> list[str]:
+                  min_length_ratio: float = 0.0, min_length_slack: int = 0,
+                  no_loops: bool = False, split_clauses: bool = False) -> list[str]:
         """Translate each sentence with :meth:`search` (greedy when ``beam_size`` is 1, else beam
         search). Sentences are decoded ``batch_size`` at a time, sorted by length so a batch
         holds little padding; the answers come back in input order.
         max_new_tokens: most output tokens (default: 2 × the longest source + 10);
-        min_length_ratio, min_length_slack: the length floor ⌊ρ · s⌋ - b (see :meth:`search`)."""
+        min_length_ratio, min_length_slack: the length floor ⌊ρ · s⌋ - b (see :meth:`search`);
+        no_loops: the loop guard (:func:`minformer.decode.loop_tokens`); split_clauses: translate
+        a sentence clause by clause at its safe split points
+        (:func:`minformer.long_sentences.split_clauses`). The last two are off by default; the
+        shipped command and page turn them on."""
         validate.positive_int(beam_size, "beam_size")
         validate.positive_int(batch_size, "batch_size")
         return self.translate_ids(self.encode_sources(sentences), beam_size, length_penalty,
-                                  batch_size, max_new_tokens, min_length_ratio, min_length_slack)
+                                  batch_size, max_new_tokens, min_length_ratio, min_length_slack,
+                                  no_loops, split_clauses)
 
     def translate_ids(self, ids: Sequence[Sequence[int]], beam_size: int = 1,
                       length_penalty: float = 0.6, batch_size: int = 100,
                       max_new_tokens: int | None = None,
-                      min_length_ratio: float = 0.0, min_length_slack: int = 0) -> list[str]:
+                      min_length_ratio: float = 0.0, min_length_slack: int = 0,
+                      no_loops: bool = False, split_clauses: bool = False) -> list[str]:
         """:meth:`translate` for sources already encoded by :meth:`encode_sources` (so a caller
         that checked them tokenizes each sentence once)."""
+        outputs = self.output_ids(ids, beam_size, length_penalty, batch_size, max_new_tokens,
+                                  min_length_ratio, min_length_slack, no_loops, split_clauses)
+        return [self.detokenize(row) for row in outputs]
+
+    def output_ids(self, ids: Sequence[Sequence[int]], beam_size: int = 1,
+                   length_penalty: float = 0.6, batch_size: int = 100,
+                   max_new_tokens: int | None = None, min_length_ratio: float = 0.0,
+                   min_length_slack: int = 0, no_loops: bool = False,
+                   split_clauses: bool = False) -> list[list[int]]:
+        """The output ids of each source of ``ids`` (as :meth:`translate_ids` translates them), up
+        to and with the first <eos> when there is one: what the page's engine returns as
+        ``output.ids``. A sentence translated clause by clause (``split_clauses``, when
+        :func:`~minformer.long_sentences.split_clauses` finds a split point) gives the ids of its
+        joined translation, encoded, then <eos>."""
         validate.positive_int(beam_size, "beam_size")
         validate.positive_int(batch_size, "batch_size")
+        if not isinstance(split_clauses, bool):
+            raise TypeError(f"split_clauses must be True or False; got {split_clauses!r}")
+        options = (beam_size, length_penalty, batch_size, max_new_tokens, min_length_ratio,
+                   min_length_slack, no_loops)
+        if not split_clauses:
+            return self._search_ids(ids, *options)
+        from .long_sentences import join_clauses
+        from .long_sentences import split_clauses as clauses
+
+        tok = self.tokenizer
+        plans = [clauses(tok.decode(list(x)[:-1] if list(x)[-1:] == [tok.eos_id] else list(x),
+                                    skip_special=True)) for x in ids]
+        pieces = [tok.encode(text, add_eos=True) for plan in plans if len(plan) > 1
+                  for text, _, _ in plan]
+        whole = [i for i, plan in enumerate(plans) if len(plan) == 1]
+        found = self._search_ids([ids[i] for i in whole] + pieces, *options)
+        out: list[list[int]] = [[] for _ in ids]
+        for i, row in zip(whole, found):
+            out[i] = row
+        at = len(whole)
+        for i, plan in enumerate(plans):
+            if len(plan) > 1:
+                texts = [self.detokenize(row) for row in found[at: at + len(plan)]]
+                at += len(plan)
+                out[i] = tok.encode(join_clauses(plan, texts)) + [tok.eos_id]
+        return out
+
+    def _search_ids(self, ids, beam_size, length_penalty, batch_size, max_new_tokens,
+                    min_length_ratio, min_length_slack, no_loops) -> list[list[int]]:
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        out: list[str] = [""] * len(ids)
+        out: list[list[int]] = [[] for _ in ids]
+        tok = self.tokenizer
         for start in range(0, len(order), batch_size):
             rows = order[start: start + batch_size]
             src = self.tokenizer.pad([ids[i] for i in rows])[0].to(self.device)  # (batch, s)
             ys = self.search(src, beam_size, length_penalty, max_new_tokens,
-                             min_length_ratio, min_length_slack)  # (batch, t_out)
+                             min_length_ratio, min_length_slack, no_loops)  # (batch, t_out)
             for i, row in zip(rows, ys.tolist()):
-                out[i] = self.detokenize(row)
+                cut = []
+                for t in row:
+                    if t == tok.pad_id:
+                        break
+                    cut.append(t)
+                    if t == tok.eos_id:
+                        break
+                out[i] = cut
         return out
 
     def detokenize(self, ids: Sequence[int]) -> str:
