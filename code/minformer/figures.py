@@ -60,6 +60,17 @@ FIGURES = {
         "The chapter 8 figure at its start, p = 10 and k = 5: the encodings PE(10) and PE(15) as "
         "strips of 64 features, pairs 0, 4, 8 and 16 on their circles turned by ω_i · 5, and "
         "PE(10) · PE(15) = 23.50 marked on the dot product against the offset."),
+    "ch02-bandwidth": Figure(
+        "ch02.js", "figure-ch02-bandwidth.png",
+        "The chapter 2 figure at its start, h = 0.2: the 40 samples, the true f dashed and the "
+        "Nadaraya-Watson fit; beside it the leave-one-out and the test error against h, least at "
+        "h = 0.2 and 0.25. At h = 0.2 the leave-one-out error is 0.1722, the test error 0.0270, "
+        "the training error 0.0989 and the hardness 0.274."),
+    "ch10-bpe": Figure(
+        "ch10.js", "figure-ch10-bpe.png",
+        "The chapter 10 figure at its start: the text \"Tom's grandmother is unbelievably "
+        "stubborn.\" after all 32 merge steps of the 8,000-token tokenizer, 11 tokens from 43 "
+        "bytes: Tom, 's, grandmother, is, un, bel, ie, v, ably, stubborn and the full stop."),
 }
 
 RUN_TO_INTERACT = "Run this cell to interact with the figure."
