@@ -123,7 +123,8 @@
     function px(x) { return pad.l + x / X_MAX * (W - pad.l - pad.r); }
     function py(y) { return pad.t + (Y_MAX - y) / (Y_MAX - Y_MIN) * (H - pad.t - pad.b); }
     var fitSvg = F.svgEl("svg", {viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img",
-                                 style: "touch-action:none", // a finger drags a sample, not the page
+                                 // side by side down to 612 px (the book's column), a finger drags a sample
+                                 style: "touch-action:none;flex:1 1 300px;max-width:340px",
                                  "aria-label": "the samples, the true function and the fit"});
     [0, 1, 2, 3, 4, 5].forEach(function (t) {
       fitSvg.appendChild(F.svgEl("text", {x: px(t), y: H - 8, "text-anchor": "middle", class: "mff-muted"}, [String(t)]));
@@ -173,6 +174,7 @@
     var L = {l: 36, r: 8, t: 10, b: 26}, LOG0 = Math.log10(HS[0]), LOG1 = Math.log10(HS[HS.length - 1]);
     function lx(h) { return L.l + (Math.log10(h) - LOG0) / (LOG1 - LOG0) * (W - L.l - L.r); }
     var errSvg = F.svgEl("svg", {viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img",
+                                 style: "flex:1 1 300px;max-width:340px",
                                  "aria-label": "the leave-one-out and the test error against the bandwidth"});
     [0.01, 0.1, 1].forEach(function (t) {
       errSvg.appendChild(F.svgEl("text", {x: lx(t), y: H - 8, "text-anchor": "middle", class: "mff-muted"}, [String(t)]));
