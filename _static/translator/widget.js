@@ -302,8 +302,15 @@
         bar.hidden = true;
         load.disabled = false;
         root.setAttribute("data-mft-state", "error");
-        say("The translator could not be loaded: " + (err && err.message || err) + ". The " +
-            "weights live in " + base + "; if you copied the book, copy that folder too.", true);
+        // what to do depends on where the page came from: a copy on disk lacks the folder; a
+        // page from a server that can no longer be reached (offline) lacks the network
+        // (an HTTP status: the site answered without the file)
+        var message = String(err && err.message || err);
+        var network = !local && (navigator.onLine === false || !/HTTP \d/.test(message));
+        say("The translator could not be loaded: " + message + ". " + (network ?
+            "Its files come from the site when you press the button, and the site could not be " +
+            "reached: check the network connection, then press the button again." :
+            "The weights live in " + base + "; if you copied the book, copy that folder too."), true);
       });
     });
 
@@ -322,6 +329,8 @@
         "translation is likely to be nonsense." : "";
     }
 
+    // While it translates, the button says so (aria-disabled) but is not disabled: a disabled
+    // button loses the keyboard focus, which then fell back to <body>.
     function translate() {
       if (!engine || busy) return;
       var text = box.value.replace(/\s+/g, " ").trim();
@@ -329,7 +338,7 @@
       if (text.length > MAX_CHARS) { refuse(tooLong(text)); return; }
       var warning = notEnglish(text);
       busy = true;
-      go.disabled = true;
+      go.setAttribute("aria-disabled", "true");
       say("Translating…");
       var beam = +search.value;
       engine.translate(text, beam).then(function (r) {
@@ -344,13 +353,13 @@
             ".", true);
       }).then(function () {
         busy = false;
-        go.disabled = false;
+        go.removeAttribute("aria-disabled");
       });
     }
     go.addEventListener("click", translate);
-    box.addEventListener("input", function () { // over the limit: said at once, not at Translate
+    box.addEventListener("input", function () { // over the limit: refused at once, not at Translate
       var text = box.value.replace(/\s+/g, " ").trim();
-      if (text.length > MAX_CHARS) say(tooLong(text), true);
+      if (text.length > MAX_CHARS) refuse(tooLong(text)); // the last translation goes with it
       else if (/ Split it\.$/.test(status.textContent)) {
         say(engine ? "Press Translate." : "Nothing is downloaded until you press the button.");
       }
