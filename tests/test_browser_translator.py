@@ -31,7 +31,7 @@ import pytest
 import torch
 
 from minformer.data import load_translation_pairs
-from minformer.decode import gnmt_length_penalty
+from minformer.decode import gnmt_length_penalty, loop_tokens
 from minformer.explorer import examples_from_translator
 from minformer.export import (
     MODEL_JSON,
@@ -46,6 +46,13 @@ from minformer.export import (
     main,
     quantize_int8,
     quantized_translator,
+)
+from minformer.long_sentences import (
+    adversarial_inputs,
+    is_loop,
+    join_clauses,
+    joined_pairs,
+    split_clauses,
 )
 from minformer.metrics import corpus_bleu
 from minformer.rnn import Seq2SeqGRU
@@ -137,6 +144,21 @@ def random_ids(translator):
 
 
 ATTENTION_SENTENCES = ["Where is the train station?", "I like cats.", "He came here again."]
+# id lists for loop_tokens: random short ones over a few ids (many loops), and some made to loop
+LOOP_IDS = [[random.Random(n).randrange(4) for _ in range(n % 13)] for n in range(300)] + [
+    [5] * 7, [1, 2] * 5, [3, 1, 2, 3, 1, 2, 3, 1], [1, 1, 2, 1, 1, 2, 1, 1]]
+
+
+def clause_texts() -> list[str]:
+    """Sentences for split_clauses and join_clauses: the joined validation set, the hard inputs,
+    and odd ones (no stop, a question, spaces, a list, semicolons, short pieces)."""
+    return joined_pairs()[0] + adversarial_inputs() + [
+        "i was very tired that night, but i could not sleep at all",
+        "Were you tired last night, or did you go out with your friends?",
+        "  He came home  late, and we ate\tdinner;  then everyone went to bed. ",
+        "I like red, green, and blue.", "He is tall, and so am I.", "A; b; c; d.",
+        "The weather was bad all day; we stayed at home and read books...",
+        "Él llegó tarde a casa, and then we all went out for a long walk in the park."]
 LIMITED = ["Where is the train station?", "I think we should go to the beach tomorrow morning."]
 
 
@@ -182,6 +204,16 @@ def js(translator, test_set, bpe_texts, random_ids):
         "signatures": {"op": "signatures"},
         "logits": {"op": "logits", "source": src, "output": search_ids(translator, src, 1)},
         "api": {"op": "api"},
+        "guarded": {"op": "translate", "sentences": adversarial_inputs(), "beam": 4, "alpha": 0.6,
+                    "ratio": MIN_LENGTH_RATIO, "slack": MIN_LENGTH_SLACK, "no_loops": True,
+                    "split": True},
+        "guarded_greedy": {"op": "translate", "sentences": adversarial_inputs(), "beam": 1,
+                           "alpha": 0.6, "ratio": MIN_LENGTH_RATIO, "slack": MIN_LENGTH_SLACK,
+                           "no_loops": True, "split": False},
+        "bad_guard": {"op": "translate", "sentences": ["Hello."], "beam": 1, "alpha": 0.6,
+                      "no_loops": 1},
+        "loops": {"op": "loops", "ids": LOOP_IDS, "copies": 3},
+        "clauses": {"op": "clauses", "texts": clause_texts()},
     }
     answer = run_js({"model": str(STATIC_DIR), "tasks": list(tasks.values())})
     assert "error" not in answer["load"], answer["load"]
@@ -480,6 +512,31 @@ def test_the_minimum_length_is_pythons(translator, js):
             assert len(y) - 1 >= floor or y[-1] != translator.tokenizer.eos_id
     assert "minLengthRatio" in js["bad_ratio"][0]["error"]
     assert "minLengthSlack" in js["bad_slack"][0]["error"]
+
+
+@pytest.mark.parametrize("key, beam, split", [("guarded", 4, True), ("guarded_greedy", 1, False)])
+def test_the_loop_guard_and_clauses_are_pythons_and_nothing_loops(translator, js, key, beam, split):
+    """The command's and page's search (the floor, the loop guard, clause by clause at beam 4)
+    on hard inputs: the longest validation sentences, joined ones, one word repeated, lists. The
+    same tokens as Translator.output_ids, one sentence at a time; no output loops."""
+    hard = adversarial_inputs()
+    python = [translator.output_ids([x], beam, 0.6, 1, None, MIN_LENGTH_RATIO, MIN_LENGTH_SLACK,
+                                    True, split)[0] for x in translator.encode_sources(hard)]
+    answers = js[key]
+    assert [r["ids"] for r in answers] == python
+    assert not [s for s, r in zip(hard, answers) if is_loop(r["ids"])]
+    assert [r["text"] for r in answers] == [translator.detokenize(y) for y in python]
+    assert "noLoops must be true or false" in js["bad_guard"][0]["error"]
+
+
+def test_loop_tokens_and_clauses_are_pythons(js):
+    assert js["loops"] == [loop_tokens(ids, 3) for ids in LOOP_IDS]
+    assert sum(map(bool, js["loops"])) > 50  # many of them have a loop to forbid
+    for text, answer in zip(clause_texts(), js["clauses"]):
+        pieces = split_clauses(text)
+        assert [tuple(p) for p in answer["pieces"]] == pieces, text
+        assert answer["joined"] == join_clauses(pieces, [p[0] for p in pieces]), text
+    assert sum(len(a["pieces"]) > 1 for a in js["clauses"]) > 100
 
 
 def test_logits_match_pytorch(translator, js):

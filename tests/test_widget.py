@@ -114,6 +114,21 @@ def test_the_page_uses_the_commands_minimum_length():
         assert source.count(name) >= 3
 
 
+def test_the_page_uses_the_commands_loop_guard_and_clauses():
+    """widget.js turns on the loop guard and clause by clause translation as minformer-translate
+    does by default, in the worker and in the page."""
+    import re
+
+    from minformer.translate import NO_LOOPS, SPLIT_CLAUSES
+
+    source = (STATIC / "widget.js").read_text(encoding="utf-8")
+    found = re.findall(r"var NO_LOOPS = (true|false), SPLIT_CLAUSES = (true|false);", source)
+    assert found and found[0] == (str(NO_LOOPS).lower(), str(SPLIT_CLAUSES).lower())
+    for name in ("NO_LOOPS", "SPLIT_CLAUSES"):  # defined, sent to the worker, in-page
+        assert source.count(name) >= 3
+    assert "noLoops: m.noLoops" in source and "splitClauses: m.split" in source
+
+
 @pytest.mark.parametrize("name", ["../outside.bin", "/etc/passwd", "sub/w.bin", "..", "", 3])
 def test_script_copies_never_read_outside_their_folder(tmp_path, name):
     from minformer.widget import export_size

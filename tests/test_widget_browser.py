@@ -26,13 +26,15 @@ FONTAWESOME = (Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sph
 
 @functools.cache
 def python_translation(sentence, beam):
-    """What minformer-translate writes: the shipped model, with the command's length floor."""
-    from minformer.translate import MIN_LENGTH_RATIO, MIN_LENGTH_SLACK
+    """What minformer-translate writes: the shipped model, with the command's length floor, loop
+    guard and clause by clause translation."""
+    from minformer.translate import MIN_LENGTH_RATIO, MIN_LENGTH_SLACK, NO_LOOPS, SPLIT_CLAUSES
     from minformer.translator import Translator
 
     return Translator.load().translate([sentence], beam_size=beam,
                                        min_length_ratio=MIN_LENGTH_RATIO,
-                                       min_length_slack=MIN_LENGTH_SLACK)[0]
+                                       min_length_slack=MIN_LENGTH_SLACK, no_loops=NO_LOOPS,
+                                       split_clauses=SPLIT_CLAUSES)[0]
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,8 @@
  *   encoderLayer, decoderLayer          blocks.EncoderLayer / DecoderLayer (pre- or post-norm)
  *   Transformer: embed, encode, step    transformer.Transformer (decode with a KV cache)
  *   greedySearch, beamSearch  decode.greedy_search / beam_search (GNMT length penalty)
+ *   loopTokens                decode.loop_tokens (the loop guard)
+ *   splitClauses, joinClauses long_sentences.split_clauses / join_clauses
  *   Translator.translate      Translator.translate for one sentence, plus the cross-attention
  *
  * Rows are tokens, as in the book: a sequence of t tokens of d_model features is one
@@ -687,6 +689,38 @@
     return Math.pow((5 + length) / 6, alpha);
   }
 
+  var LOOP_COPIES = 3; // decode.LOOP_COPIES
+
+  /* decode.loop_tokens: the tokens that, appended to ids, would end them with `copies`
+   * back-to-back copies of one n-gram (any n ≥ 1), sorted. For unit length n: the last
+   * copies·n - 1 ids repeat with period n, and the token n places back would complete it. */
+  function loopTokens(ids, copies) {
+    copies = copies || LOOP_COPIES;
+    var m = ids.length, found = [];
+    for (var n = 1; n <= Math.floor((m + 1) / copies); n++) {
+      var a = m + 1 - copies * n, b = m + 1 - (copies - 1) * n, same = true; // [a, m-n) vs [b, m)
+      for (var j = 0; j < m - n - a; j++) {
+        if (ids[a + j] !== ids[b + j]) { same = false; break; }
+      }
+      if (same && found.indexOf(ids[m - n]) < 0) found.push(ids[m - n]);
+    }
+    return found.sort(function (x, y) { return x - y; });
+  }
+
+  /* The loop guard and the length floor on one row of logits (row r, prefix `out` without
+   * <bos>, n tokens so far): with ids.noLoops every loop token is at -inf, and a row that has
+   * begun to repeat (some token is forbidden) may end before the floor; else no <eos> before
+   * ids.minLen tokens (decode._guard_loops, then decode._forbid_early_eos). */
+  function guardRow(logits, r, V, out, n, ids) {
+    var free = false;
+    if (ids.noLoops) {
+      var banned = loopTokens(out);
+      for (var i = 0; i < banned.length; i++) logits[r * V + banned[i]] = -Infinity;
+      free = banned.length > 0;
+    }
+    if (n < ids.minLen && !free) logits[r * V + ids.eos] = -Infinity; // too short to end yet
+  }
+
   /* decode.greedy_search for one sentence: the most likely token at each step, until <eos> or
    * maxLen tokens. Returns {ids, attention}: the ids without <bos>, <eos> included when emitted,
    * and for each of them the cross-attention [layer][head] (s,) of the step that chose it. */
@@ -696,7 +730,7 @@
     for (var n = 0; n < maxLen; n++) {
       var A = [];
       var logits = model.step(cache, [token], [0], A); // (1, vocab)
-      if (n < ids.minLen) logits[ids.eos] = -Infinity; // too short to end yet
+      guardRow(logits, 0, model.config.vocab, out, n, ids); // the loop guard and the floor
       token = argmax(logits, 0, model.config.vocab);
       out.push(token);
       attention.push(A[0]);
@@ -763,8 +797,8 @@
         if (!b.finished) { live.push(r); tokens.push(b.ys[b.ys.length - 1]); }
       });
       var logits = model.step(cache, tokens, live, A); // (live, vocab); A[i]: row i's cross-attention
-      if (n < ids.minLen) { // every live prefix has n tokens: too short to end yet
-        for (var i = 0; i < live.length; i++) logits[i * V + ids.eos] = -Infinity;
+      for (var i = 0; i < live.length; i++) { // every live prefix has n tokens
+        guardRow(logits, i, V, beams[live[i]].ys.slice(1), n, ids);
       }
       var found = bestExtensions(beams, logits, live, k, V, alpha, ids.pad);
       beams = found.top.map(function (entry) {
@@ -882,8 +916,14 @@
   /* Translator.translate for one sentence (Translator.search's rules): greedy when beamSize is 1,
    * else beam search with length penalty α = lengthPenalty (default 0.6); at most maxNewTokens
    * output tokens (default 2 · s + 10, and at most max_len - 1); no <eos> before
-   * ⌊minLengthRatio · s⌋ - minLengthSlack tokens (minLengthRatio 0, the default: no floor). Returns {text, source: {ids,
-   * tokens}, output: {ids, tokens}, attention (unless attention: false), score (beam), ms}. */
+   * ⌊minLengthRatio · s⌋ - minLengthSlack tokens (minLengthRatio 0, the default: no floor).
+   * noLoops (default false): the loop guard of decode.greedy_search/beam_search(no_loops=True).
+   * splitClauses (default false): clause by clause at safe split points, as
+   * Translator.output_ids(split_clauses=True): each piece translated alone, the translations
+   * joined, the output ids those of the joined text then <eos>, its attention read through the
+   * model with the whole sentence (crossAttention), and `clauses` [{english, spanish}]. Returns
+   * {text, source: {ids, tokens}, output: {ids, tokens}, attention (unless attention: false),
+   * score (beam, whole sentences), ms}. */
   Translator.prototype.translate = function (sentence, options) {
     options = options || {};
     var beamSize = options.beamSize === undefined ? 1 : options.beamSize;
@@ -902,15 +942,38 @@
     if (!Number.isInteger(slack) || slack < 0) {
       throw new RangeError("minLengthSlack must be an int ≥ 0; got " + slack);
     }
+    var noLoops = options.noLoops === undefined ? false : options.noLoops;
+    var split = options.splitClauses === undefined ? false : options.splitClauses;
+    if (typeof noLoops !== "boolean") throw new TypeError("noLoops must be true or false; got " + noLoops);
+    if (typeof split !== "boolean") throw new TypeError("splitClauses must be true or false; got " + split);
     var started = Date.now();
     var source = this.encodeSource(sentence), s = source.length;
+    var tok = this.tokenizer;
+    var pieces = split ? splitClauses(sentence) : null;
+    if (pieces && pieces.length > 1) { // clause by clause: each piece alone, then joined
+      var self = this, pieceOptions = {};
+      Object.keys(options).forEach(function (key) { pieceOptions[key] = options[key]; });
+      pieceOptions.splitClauses = false;
+      pieceOptions.attention = false;
+      var texts = pieces.map(function (p) { return self.translate(p[0], pieceOptions).text; });
+      var joined = tok.encode(joinClauses(pieces, texts)).concat([tok.eosId]);
+      var whole = {
+        text: this.detokenize(joined),
+        source: { ids: source, tokens: source.map(function (i) { return tok.idToToken(i); }) },
+        output: { ids: joined, tokens: joined.map(function (i) { return tok.idToToken(i); }) },
+        clauses: pieces.map(function (p, i) { return { english: p[0], spanish: texts[i] }; })
+      };
+      if (options.attention !== false) whole.attention = this.crossAttention(source, joined);
+      whole.ms = Date.now() - started;
+      return whole;
+    }
     var maxLen = options.maxNewTokens === undefined ? 2 * s + 10 : options.maxNewTokens;
     if (!Number.isInteger(maxLen) || maxLen < 1) {
       throw new RangeError("maxNewTokens must be an int ≥ 1; got " + maxLen);
     }
     maxLen = Math.min(maxLen, this.config.max_len - 1); // the output positions end at max_len - 1
-    var tok = this.tokenizer;
-    var ids = { bos: tok.bosId, eos: tok.eosId, pad: tok.padId, minLen: ratio === 0 ? 0 : Math.max(0, Math.floor(ratio * s) - slack) };
+    var ids = { bos: tok.bosId, eos: tok.eosId, pad: tok.padId, noLoops: noLoops,
+      minLen: ratio === 0 ? 0 : Math.max(0, Math.floor(ratio * s) - slack) };
     var memory = this.model.encode(source); // (s, d_model)
     var found = beamSize === 1 ? greedySearch(this.model, memory, s, maxLen, ids)
       : beamSearch(this.model, memory, s, beamSize, maxLen, alpha, ids);
@@ -925,6 +988,70 @@
     result.ms = Date.now() - started;
     return result;
   };
+
+  // ------------------------------------------------------------ clause by clause
+
+  // long_sentences.SPLIT_POINT and MIN_CLAUSE_WORDS
+  var SPLIT_POINT = /(,|;) (?=(?:and|but|so|or|yet|because|while|although|though|whereas) )|(;) (?=[a-zA-Z])/g;
+  var MIN_CLAUSE_WORDS = 4;
+  var PYTHON_SPACES = new RegExp("[" + SPACE + "]+");
+
+  function pythonWords(text) { // Python's str.split()
+    return text.split(PYTHON_SPACES).filter(function (w) { return w !== ""; });
+  }
+
+  function endsWithStop(text) {
+    return /\.$/.test(text) && !/\.\.$/.test(text);
+  }
+
+  /* long_sentences.split_clauses: [[text to translate, mark before it, capitalized], ...]. */
+  function splitClauses(sentence) {
+    var text = pythonWords(sentence).join(" ");
+    if (!endsWithStop(text) && !/[A-Za-z0-9]$/.test(text)) return [[text, "", false]];
+    var cuts = [], m;
+    SPLIT_POINT.lastIndex = 0;
+    while ((m = SPLIT_POINT.exec(text)) !== null) cuts.push([m.index, m.index + m[0].length, m[1] || m[2]]);
+    var kept = [], start = 0;
+    for (var i = 0; i < cuts.length; i++) {
+      var end = i + 1 < cuts.length ? cuts[i + 1][0] : text.length;
+      if (pythonWords(text.slice(start, cuts[i][0])).length >= MIN_CLAUSE_WORDS &&
+          pythonWords(text.slice(cuts[i][1], end)).length >= MIN_CLAUSE_WORDS) {
+        kept.push(cuts[i]);
+        start = cuts[i][1];
+      }
+    }
+    while (kept.length && pythonWords(text.slice(kept[kept.length - 1][1])).length < MIN_CLAUSE_WORDS) kept.pop();
+    if (!kept.length) return [[text, "", false]];
+    var pieces = [], before = "";
+    start = 0;
+    kept.concat([[text.length, text.length, ""]]).forEach(function (cut) {
+      var piece = pythonStrip(text.slice(start, cut[0]));
+      if (cut[0] < text.length && !/\.$/.test(piece)) piece += ".";
+      var capital = piece[0] !== piece[0].toUpperCase() && piece[0] === piece[0].toLowerCase();
+      if (capital) piece = piece[0].toUpperCase() + piece.slice(1);
+      pieces.push([piece, before, capital]);
+      start = cut[1];
+      before = cut[2];
+    });
+    return pieces;
+  }
+
+  function lowerFirstLetter(text) { // long_sentences._lower_first_letter
+    var i = text.match(/^[¿¡«"“'(]*/)[0].length;
+    return i < text.length ? text.slice(0, i) + text[i].toLowerCase() + text.slice(i + 1) : text;
+  }
+
+  /* long_sentences.join_clauses: the pieces' translations joined back into one sentence. */
+  function joinClauses(pieces, translations) {
+    var out = "";
+    pieces.forEach(function (p, i) {
+      var text = pythonWords(translations[i]).join(" ");
+      if (p[2]) text = lowerFirstLetter(text);
+      if (out) out = (endsWithStop(out) ? out.slice(0, -1) : out) + p[1] + " " + text;
+      else out = text;
+    });
+    return out;
+  }
 
   // ------------------------------------------------------------ loading
 
@@ -1053,6 +1180,9 @@
     greedySearch: greedySearch,
     beamSearch: beamSearch,
     lengthPenalty: lengthPenalty,
+    loopTokens: loopTokens,
+    splitClauses: splitClauses,
+    joinClauses: joinClauses,
     unsupported: unsupported,
     factory: factory, // this whole API from nothing but globals: "(" + factory + ")()" in a Blob Worker
     FORMAT: FORMAT,

@@ -24,6 +24,9 @@
   // the length floor of minformer-translate: no translation ends before ⌊1 · s⌋ - 3 tokens
   // (minformer.translate.MIN_LENGTH_RATIO, MIN_LENGTH_SLACK; tests/test_widget.py checks them)
   var MIN_LENGTH_RATIO = 1.0, MIN_LENGTH_SLACK = 3;
+  // and its loop guard and clause by clause translation (minformer.translate.NO_LOOPS,
+  // SPLIT_CLAUSES; tests/test_widget.py checks them too)
+  var NO_LOOPS = true, SPLIT_CLAUSES = true;
   // The folder this script was loaded from (…/_static/translator/): the engine and the weights
   // sit beside it, so a page at any depth only has to load this script with the right path.
   var HERE = ((document.currentScript && document.currentScript.src) || "")
@@ -122,7 +125,8 @@
     "      }, function (err) { postMessage({type: 'error', message: String(err && err.message || err)}); });",
     "    } else if (m.type === 'translate') {",
     "      var out = tr.translate(m.text, {beamSize: m.beam, minLengthRatio: m.ratio,",
-    "                                     minLengthSlack: m.slack});",
+    "                                     minLengthSlack: m.slack, noLoops: m.noLoops,",
+    "                                     splitClauses: m.split});",
     "      postMessage({type: 'result', id: m.id, text: out.text, src: out.source.tokens,",
     "                   tgt: out.output.tokens, attention: out.attention, ms: out.ms});",
     "    }",
@@ -175,7 +179,8 @@
     if (self.local) {
       return new Promise(function (resolve) { setTimeout(resolve, 0); }).then(function () {
         var out = self.local.translate(text, { beamSize: beam, minLengthRatio: MIN_LENGTH_RATIO,
-                                               minLengthSlack: MIN_LENGTH_SLACK });
+                                               minLengthSlack: MIN_LENGTH_SLACK, noLoops: NO_LOOPS,
+                                               splitClauses: SPLIT_CLAUSES });
         return { text: out.text, src: out.source.tokens, tgt: out.output.tokens,
                  attention: out.attention, ms: out.ms };
       });
@@ -184,7 +189,8 @@
       var id = self.next++;
       self.pending[id] = { resolve: resolve, reject: reject };
       self.worker.postMessage({ type: "translate", id: id, text: text, beam: beam,
-                                ratio: MIN_LENGTH_RATIO, slack: MIN_LENGTH_SLACK });
+                                ratio: MIN_LENGTH_RATIO, slack: MIN_LENGTH_SLACK,
+                                noLoops: NO_LOOPS, split: SPLIT_CLAUSES });
     });
   };
 

@@ -367,7 +367,7 @@ def measure(translator=None, beam: int = 4, sets=("valid", "long_valid", "joined
 def main(argv=None) -> int:
     """``python -m minformer.long_sentences [--out DIR]``: :func:`measure` the shipped translator,
     write results.json into DIR (default data/checkpoints/long-sentences, then recorded in the
-    manifest with :func:`minformer.data.record_shipped`). About 9 minutes on one CPU thread."""
+    manifest with :func:`minformer.data.record_shipped`). About 7 minutes on one CPU thread."""
     import argparse
     import json
     from pathlib import Path

@@ -7,8 +7,9 @@
 // answer:  {"load": {"ms", "progress": [[bytes read, total], ...]} or {"error": message},
 //           "results": [one per task]}
 // ops: encode {texts, eos}, detokenize {ids}, tokens {}, translate {sentences, beam, alpha,
-//      attention}, logits {source, output}, signatures {}, api {}, time {sentence, beam, repeat,
-//      attention}.
+//      attention, max_new_tokens, ratio, slack, no_loops, split}, logits {source, output},
+//      signatures {}, loops {ids, copies}, clauses {texts}, api {}, time {sentence, beam,
+//      repeat, attention, ratio, slack, no_loops, split}.
 // A call that throws answers {"error": its message} in place of its result.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -72,6 +73,8 @@ const ops = {
         if (t.max_new_tokens !== undefined) options.maxNewTokens = t.max_new_tokens;
         if (t.ratio !== undefined) options.minLengthRatio = t.ratio;
         if (t.slack !== undefined) options.minLengthSlack = t.slack;
+        if (t.no_loops !== undefined) options.noLoops = t.no_loops;
+        if (t.split !== undefined) options.splitClauses = t.split;
         const out = tr.translate(x, options);
         const res = { ids: out.output.ids, text: out.text, ms: out.ms, score: out.score };
         if (t.attention) {
@@ -98,6 +101,13 @@ const ops = {
     return rows;
   },
   signatures: () => signatures(tr.tokenizer),
+  // loop_tokens of each id list; split_clauses of each text (and join_clauses of its own pieces)
+  loops: (t) => t.ids.map((ids) => T.loopTokens(ids, t.copies)),
+  clauses: (t) =>
+    t.texts.map((x) => {
+      const pieces = T.splitClauses(x);
+      return { pieces, joined: T.joinClauses(pieces, pieces.map((p) => p[0])) };
+    }),
   api: () => ({
     unsupported: T.unsupported(),
     length_penalty: [0, 1, 5, 20].map((n) => T.lengthPenalty(n, 0.6)),
@@ -109,7 +119,9 @@ const ops = {
     for (let i = 0; i < t.repeat; i++) {
       const c0 = process.cpuUsage();
       const w0 = performance.now();
-      tr.translate(t.sentence, { beamSize: t.beam, attention: t.attention !== false });
+      tr.translate(t.sentence, { beamSize: t.beam, attention: t.attention !== false,
+                                 minLengthRatio: t.ratio || 0, minLengthSlack: t.slack || 0,
+                                 noLoops: !!t.no_loops, splitClauses: !!t.split });
       wall.push(performance.now() - w0);
       const c = process.cpuUsage(c0);
       cpu.push((c.user + c.system) / 1000);
