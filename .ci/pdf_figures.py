@@ -115,11 +115,24 @@ FIGURES = {"ch01-attention": "chapters/01_dot_product_attention.html",
            "ch10-bpe": "chapters/10_tokenization.html"}
 
 
-def interactive_figures(browser: Browser, base: str) -> None:
+# On paper a figure is what it shows, not how it is worked: its controls (sliders, buttons) but
+# not the values they show (chapter 4's "d_k = 64"), its title and its note, which say what to
+# drag or slide, are left out of the still; a box of numbers shows as numbers.
+WEB_ONLY = (".mff-controls > :not(.mff-out), .mff-title, .mff-note { display: none !important; }"
+            " .mff input[type=number] { border-color: transparent !important; }")
+
+
+def interactive_figures(browser: Browser, base: str, names=None) -> None:
     for name, page in FIGURES.items():
+        if names and name not in names:
+            continue
         prepare(browser, f"{base}/{page}")
         selector = f".mff[data-figure='{name}']"
         browser.wait_for(f"document.querySelector({selector!r})?.dataset.mffReady === '1'", 30)
+        # every number drawn (chapter 4 draws its sample in steps after the page: '…' until then)
+        browser.wait_for(f"!document.querySelector({selector!r}).querySelector('[aria-busy=true]')", 30)
+        browser.evaluate(f"(() => {{ const s = document.createElement('style'); s.textContent = "
+                         f"{WEB_ONLY!r}; document.head.appendChild(s); }})()")
         scroll_to(browser, selector)
         shoot(browser, [rect(browser, selector)], OUT / f"figure-{name}.png")
 
@@ -131,14 +144,16 @@ def main() -> int:
     if not (HTML / "translate.html").is_file():
         print("error: no built book in _build/html: run `make book` first", file=sys.stderr)
         return 1
-    # `python .ci/pdf_figures.py figures` refreshes some only: explorer, translator, figures
-    wanted = set(sys.argv[1:]) or {"explorer", "translator", "figures"}
+    # `python .ci/pdf_figures.py figures` refreshes some only: explorer, translator, figures;
+    # `python .ci/pdf_figures.py figures ch01-attention ch04-scaling` only those figures
+    wanted = {a for a in sys.argv[1:] if a not in FIGURES} or {"explorer", "translator", "figures"}
+    names = {a for a in sys.argv[1:] if a in FIGURES}
     OUT.mkdir(parents=True, exist_ok=True)
     httpd, base = serve(HTML)
     browser = Browser(width=1100, height=900)
     try:
         for name, make in (("explorer", explorer_figure), ("translator", translator_figure),
-                           ("figures", interactive_figures)):
+                           ("figures", lambda b, u: interactive_figures(b, u, names))):
             if name in wanted:
                 make(browser, base)
         for error in browser.errors:  # offline: MathJax's CDN, no favicon; shown, not fatal

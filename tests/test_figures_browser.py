@@ -13,10 +13,11 @@ page logs a console error.
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
-from browser import CHROMIUM, Browser
+from browser import CHROMIUM, MOVE_FIRST_CONTROL, Browser
 from test_built_book import book, faults  # noqa: F401 (the fixture: the built book, served)
 from test_figures_js import NODE, run_figures
 
@@ -235,3 +236,167 @@ def test_the_figure_fits_a_phone_and_opens_from_file(tour, name):
 def test_no_chapter_page_logs_an_error(tour):
     assert len(tour["errors"]) >= 14
     assert {page: e for page, e in tour["errors"].items() if e} == {}
+
+
+# --- Accessibility and touch (issue 44) ---------------------------------------------------------
+
+def live(name):
+    return f"{root(name)}.querySelector('[role=status][aria-live=polite]')?.textContent || ''"
+
+
+def open_figure(browser, base, name):
+    browser.goto(base + PAGES[name], settle=0.2)
+    browser.wait_for(f"{root(name)}?.dataset.mffReady === '1'", 10)
+    browser.evaluate(f"{root(name)}.scrollIntoView({{block: 'center'}}), 1")
+
+
+def set_input(browser, name, inp, value, events=("input",)):
+    browser.evaluate(f"(() => {{ const e = {root(name)}.querySelector('[data-input=\"{inp}\"]');"
+                     f" e.value = {json.dumps(value)};"
+                     + "".join(f" e.dispatchEvent(new Event('{ev}', {{bubbles: true}}));" for ev in events)
+                     + " return 1; })()")
+
+
+def test_every_figure_announces_its_new_values_politely(book):  # noqa: F811
+    """No figure had a live region: a screen reader never heard the new weights. Now each has one
+    (role status, aria-live polite) that says the new values once the reader pauses, and says
+    nothing while the page loads."""
+    base, _ = book
+    browser = Browser()
+    said = {}
+    try:
+        for name in PAGES:
+            open_figure(browser, base, name)
+            if name == "ch04-scaling":
+                browser.wait_for(f"{root(name)}.dataset.mffDrawn === '1024'", 10)
+            time.sleep(0.5)
+            before = browser.evaluate(live(name))
+            browser.evaluate(f"({MOVE_FIRST_CONTROL})({root(name)}), 1")
+            said[name] = (before, browser.wait_for(live(name), 5))
+    finally:
+        browser.close()
+    assert all(before == "" for before, _ in said.values()), said
+    assert "weights x1" in said["ch01-attention"][1] and "Weights A" in said["ch03-qkv"][1], said
+    assert said["ch04-scaling"][1].startswith("d_k = 1, seed 0"), said  # the slider to its minimum
+    assert "Row sums" in said["ch05-masking"][1] and said["ch08-positions"][1].startswith("p = 0, k = 5"), said
+
+
+def test_chapter_4s_slider_announces_d_k_and_a_new_seed_never_blocks_the_page(book):  # noqa: F811
+    """The slider announced its position ("6"), not d_k = 64; changing the seed at d_k = 1024 drew
+    1.7 million numbers in one task, freezing the page for 105-187 ms."""
+    base, _ = book
+    name = "ch04-scaling"
+    browser = Browser()
+    try:
+        open_figure(browser, base, name)
+        assert browser.evaluate(f"{root(name)}.querySelector('[data-input=dk]').getAttribute('aria-valuetext')") \
+            == "d_k = 64"
+        browser.wait_for(f"{root(name)}.dataset.mffDrawn === '1024'", 10)
+        set_input(browser, name, "dk", "10")
+        assert browser.evaluate(f"{root(name)}.querySelector('[data-input=dk]').getAttribute('aria-valuetext')") \
+            == "d_k = 1024"
+        got = browser.evaluate(f"""(async () => {{
+          const root = {root(name)}, tasks = [];
+          const seen = new PerformanceObserver(l => {{ for (const e of l.getEntries()) tasks.push(e.duration); }});
+          seen.observe({{type: 'longtask'}});
+          const box = root.querySelector('[data-input=seed]'), cell = root.querySelector('[data-out=std-unscaled]');
+          const before = cell.textContent, t0 = performance.now();
+          for (const v of ['7', '8']) {{
+            box.value = v; box.dispatchEvent(new Event('input', {{bubbles: true}}));
+            await new Promise(r => setTimeout(r, 30));
+          }}
+          while ((cell.textContent === before || cell.textContent === '…') && performance.now() - t0 < 10000)
+            await new Promise(r => setTimeout(r, 20));
+          const shown = performance.now() - t0;
+          while (root.dataset.mffDrawn !== '1024' || performance.now() - t0 < 300)
+            await new Promise(r => setTimeout(r, 20));
+          seen.disconnect();
+          return {{tasks, shown, text: cell.textContent}}; }})()""")
+        want = run_figures([{"op": "ch04", "seed": 8, "d_k": 1024}])[0]["unscaled"]
+    finally:
+        browser.close()
+    assert got["tasks"] == [], f"main-thread tasks over 50 ms: {got['tasks']}"
+    assert got["text"] == fmt(want["std"]), got
+    assert got["shown"] < 3000, got
+
+
+def test_number_boxes_keep_to_their_limits(book):  # noqa: F811
+    """Chapter 3's boxes took 25 where 9 is the maximum (and printed 1e200 as
+    "−8.459999999999998e+199"), chapter 4's a seed of 100000; a cleared box kept showing nothing
+    while the figure used its old value."""
+    base, _ = book
+    browser = Browser()
+    try:
+        name = "ch03-qkv"
+        open_figure(browser, base, name)
+        box = f"{root(name)}.querySelector('[data-input=W_Q00]')"
+        set_input(browser, name, "W_Q00", "1e200")
+        b = browser.evaluate(f"{root(name)}.querySelectorAll('table')[2].querySelector('td').textContent")
+        set_input(browser, name, "W_Q00", "1e200", events=("input", "change"))
+        shown_big = browser.evaluate(f"{box}.value")
+        set_input(browser, name, "W_Q00", "", events=("input", "change"))
+        shown_cleared = browser.evaluate(f"{box}.value")
+        set_input(browser, name, "W_Q00", "-25", events=("input", "change"))
+        shown_low = browser.evaluate(f"{box}.value")
+        name = "ch04-scaling"
+        open_figure(browser, base, name)
+        set_input(browser, name, "seed", "100000", events=("input", "change"))
+        seed = browser.evaluate(f"{root(name)}.querySelector('[data-input=seed]').value")
+        set_input(browser, name, "seed", "2.6", events=("input", "change"))
+        seed_round = browser.evaluate(f"{root(name)}.querySelector('[data-input=seed]').value")
+    finally:
+        browser.close()
+    # W_Q = [[9, s], [-s, c]] at θ = 45° (c = s = 1.41), W_K = 2 I: B = W_Q W_Kᵀ, B[0][0] = 18
+    assert b == "18.00", b
+    assert (shown_big, shown_cleared, shown_low) == ("9", "9", "-9")
+    assert (seed, seed_round) == ("999", "3")
+
+
+def test_chapter_1s_token_drags_by_touch(book):  # noqa: F811
+    """On a phone, dragging a token scrolled the page instead: the touch-action was on the <g>,
+    which Chromium ignores. A touch drag, emulated, now moves token x1 and leaves the page still."""
+    base, _ = book
+    name = "ch01-attention"
+    browser = Browser(width=400, height=800)
+    try:
+        browser.send("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=1)
+        open_figure(browser, base, name)
+        start = browser.evaluate(f"(() => {{ const r = {root(name)}.querySelectorAll('circle')[0]"
+                                 ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2,"
+                                 " window.scrollY]; })()")
+        x, y, scroll = start
+        browser.send("Input.dispatchTouchEvent", type="touchStart", touchPoints=[{"x": x, "y": y}])
+        for k in range(1, 11):
+            browser.send("Input.dispatchTouchEvent", type="touchMove",
+                         touchPoints=[{"x": x - 6 * k, "y": y + 8 * k}])
+            time.sleep(0.02)
+        browser.send("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
+        time.sleep(0.2)
+        after = browser.evaluate(f"[{root(name)}.querySelector('td').textContent, window.scrollY,"
+                                 f" {root(name)}.querySelector('input[type=radio]:checked').value]")
+    finally:
+        browser.close()
+    assert after[0] != "(1.00, 0.00)", after  # x1 moved
+    assert after[0].startswith("(0.") and "−0." in after[0], after  # left and down, as dragged
+    assert after[1] == scroll, f"the page scrolled from {scroll} to {after[1]}"
+    assert after[2] == "0", after  # the dragged token is the query
+
+
+def test_chapter_8s_axes_are_labelled_inside_the_picture(book):  # noqa: F811
+    """Chapter 8's chart showed an unlabelled axis and drew its "0" outside the box."""
+    base, _ = book
+    name = "ch08-positions"
+    browser = Browser()
+    try:
+        open_figure(browser, base, name)
+        got = browser.evaluate(f"""(() => {{
+          const svg = {root(name)}.querySelectorAll('svg')[2], box = svg.getBoundingClientRect();
+          const texts = [...svg.querySelectorAll('text')].map(t => {{ const r = t.getBoundingClientRect();
+            return [t.textContent, r.left >= box.left - 0.5 && r.right <= box.right + 0.5
+                    && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5]; }});
+          return texts; }})()""")
+    finally:
+        browser.close()
+    labels = [t for t, _ in got]
+    assert {"0", "16", "32", "50", "100", "offset k"} <= set(labels), labels
+    assert [t for t, inside in got if not inside] == [], got

@@ -50,7 +50,7 @@
     var size = 280, pad = 14;
     function px(v) { return pad + (v + LIMIT) / (2 * LIMIT) * (size - 2 * pad); }
     function py(v) { return size - px(v); }
-    var svg = F.svgEl("svg", {viewBox: "0 0 " + size + " " + size, width: size, height: size,
+    var svg = F.svgEl("svg", {viewBox: "0 0 " + size + " " + size, width: size, height: size, class: "mff-drag",
                               role: "img", "aria-label": "the tokens in the plane"});
     svg.appendChild(F.svgEl("line", {x1: px(-LIMIT), y1: py(0), x2: px(LIMIT), y2: py(0), stroke: "currentColor",
                                       "stroke-opacity": 0.25}));
@@ -100,6 +100,7 @@
         update();
       });
       g.addEventListener("pointerup", function () { drag = null; });
+      g.addEventListener("pointercancel", function () { drag = null; });
       return {g: g, c: c, t: t};
     });
     var drag = null;
@@ -118,6 +119,8 @@
     root.appendChild(F.el("p", {class: "mff-note"}, [
       "Drag a token or use the sliders (keyboard: arrow keys). The orange lines join y to each ",
       "token, as thick as its weight; grey crosses are the other tokens' outputs."]));
+
+    var say = F.announcer(root), started = false;
 
     function cross(x, y, r) {
       return "M" + (x - r) + " " + (y - r) + "L" + (x + r) + " " + (y + r) +
@@ -155,6 +158,11 @@
       setY("y" + (i + 1) + " = Σ_j a_" + (i + 1) + "j x_j = (" + F.fmt(r.y[0]) + ", " + F.fmt(r.y[1]) + ")");
       setSum("weights sum to " + F.fmt(r.weights.reduce(function (a, b) { return a + b; }, 0)) +
              ": y" + (i + 1) + " lies in the shaded triangle");
+      if (started) {
+        say("x" + (i + 1) + " at (" + F.fmt(X[i][0]) + ", " + F.fmt(X[i][1]) + "): weights " +
+            r.weights.map(function (w, j) { return "x" + (j + 1) + " " + F.fmt(w); }).join(", ") +
+            "; y" + (i + 1) + " = (" + F.fmt(r.y[0]) + ", " + F.fmt(r.y[1]) + ")");
+      }
     }
 
     pick.forEach(function (r, j) { r.addEventListener("change", function () { query = j; update(); }); });
@@ -166,6 +174,7 @@
       update();
     });
     update();
+    started = true;
   }
 
   F.register("ch01-attention", {mount: mount});

@@ -62,10 +62,10 @@
           var label = F.el("label", {for: id, class: "mff-sr"}, [name + " row " + (a + 1) + ", column " + (b + 1)]);
           label.style.cssText = "position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)";
           inputs[a].push(input);
-          input.addEventListener("input", function () {
-            var v = Number(input.value);
-            if (input.value !== "" && Number.isFinite(v)) { M()[a][b] = v; update(false); }
-          });
+          // a typed entry is kept within the box's limits, [-9, 9]; a cleared box changes nothing
+          // and shows the entry in use again when the reader leaves it
+          F.bindNumber(input, {min: -9, max: 9}, function () { return M()[a][b]; },
+                       function (v) { M()[a][b] = v; update(false); });
           return F.el("td", {}, [label, input]);
         }));
       });
@@ -98,6 +98,8 @@
       "Rows are queries, columns keys. Each row of A sums to 1; S mirrors across its diagonal only ",
       "when B does."]));
 
+    var say = F.announcer(root), started = false;
+
     function update(writeInputs) {
       var r = compute(X, WQ, WK);
       showTheta("θ = " + theta + "°");
@@ -117,6 +119,11 @@
       }
       setKey("max |S − Sᵀ| = " + F.fmt(r.asymmetry) + (r.asymmetry < 5e-3 ?
         ": the scores are symmetric, as in chapter 1" : ": x_i scores x_j differently from x_j scoring x_i"));
+      if (started) {
+        say("θ = " + theta + "°. Weights A, row by row: " + r.A.map(function (row, i) {
+          return names[i] + ": " + row.map(function (a) { return F.fmt(a); }).join(", ");
+        }).join("; ") + ". max |S − Sᵀ| = " + F.fmt(r.asymmetry));
+      }
     }
 
     slider.input.addEventListener("input", function () {
@@ -131,6 +138,7 @@
       update(true);
     });
     update(true);
+    started = true;
   }
 
   F.register("ch03-qkv", {mount: mount});

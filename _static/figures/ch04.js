@@ -44,19 +44,26 @@
     }
   }
 
-  /* Scores q · k_j over the first d_k features, (n, t) row-major, cached per d_k. */
-  function scores(s, d_k) {
+  /* Scores q · k_j over the first d_k features, (n, t) row-major, cached per d_k. With `rows`,
+   * at most that many more rows (the page's small steps; null until the last row is done). */
+  function scores(s, d_k, rows) {
     s.cache = s.cache || {};
+    s.partial = s.partial || {};
     if (s.cache[d_k]) return s.cache[d_k];
     if (s.drawn !== undefined) ensure(s, d_k);
-    var n = s.n, t = s.t, D = s.D, out = new Float64Array(n * t);
-    for (var r = 0; r < n; r++) {
+    var n = s.n, t = s.t, D = s.D, key = "S" + d_k;
+    var p = s.partial[key] || (s.partial[key] = {out: new Float64Array(n * t), next: 0});
+    var end = rows ? Math.min(n, p.next + rows) : n, out = p.out;
+    for (var r = p.next; r < end; r++) {
       for (var j = 0; j < t; j++) {
         var sum = 0, qo = r * D, ko = (r * t + j) * D;
         for (var c = 0; c < d_k; c++) sum += s.q[qo + c] * s.K[ko + c];
         out[r * t + j] = sum;
       }
     }
+    p.next = end;
+    if (end < n) return null;
+    delete s.partial[key];
     s.cache[d_k] = out;
     return out;
   }
@@ -64,25 +71,32 @@
   /* What the figure shows for size d_k, scaled by 1/√d_k or not: the standard deviation of the
    * n · t scores (n · t - 1 in the denominator, as torch.std), the mean largest weight and mean
    * entropy -Σ a log a of the rows, the median ‖J‖_F of J = diag(a) - a aᵀ and the median
-   * ‖∂L/∂q‖, and the first query's weights sorted from the largest. */
-  function compute(s, d_k, scaled) {
+   * ‖∂L/∂q‖, and the first query's weights sorted from the largest. With `rows`, as scores(). */
+  function compute(s, d_k, scaled, rows) {
     s.results = s.results || {};
     var memo = d_k + (scaled ? "s" : "u");
-    if (!s.results[memo]) s.results[memo] = measure(s, d_k, scaled);
+    if (!s.results[memo]) {
+      var r = measure(s, d_k, scaled, rows);
+      if (!r) return null;
+      s.results[memo] = r;
+    }
     return s.results[memo];
   }
 
-  function measure(s, d_k, scaled) {
-    var n = s.n, t = s.t, D = s.D;
-    var c = scaled ? 1 / Math.sqrt(d_k) : 1;
-    var raw = scores(s, d_k);
-    var mean = 0, sq = 0, k;
-    for (k = 0; k < n * t; k++) mean += raw[k] * c;
-    mean /= n * t;
-    for (k = 0; k < n * t; k++) sq += (raw[k] * c - mean) * (raw[k] * c - mean);
-    var maxSum = 0, entSum = 0, Js = new Float64Array(n), grads = new Float64Array(n), first = null;
-    var grad = new Float64Array(d_k);
-    for (var r = 0; r < n; r++) {
+  function measure(s, d_k, scaled, rows) {
+    var n = s.n, t = s.t, D = s.D, k, key = "M" + d_k + (scaled ? "s" : "u");
+    s.partial = s.partial || {};
+    var p = s.partial[key];
+    if (!p) {
+      var c0 = scaled ? 1 / Math.sqrt(d_k) : 1, raw0 = scores(s, d_k), mean = 0, sq = 0;
+      for (k = 0; k < n * t; k++) mean += raw0[k] * c0;
+      mean /= n * t;
+      for (k = 0; k < n * t; k++) sq += (raw0[k] * c0 - mean) * (raw0[k] * c0 - mean);
+      p = s.partial[key] = {raw: raw0, c: c0, sq: sq, maxSum: 0, entSum: 0, Js: new Float64Array(n),
+                            grads: new Float64Array(n), first: null, grad: new Float64Array(d_k), next: 0};
+    }
+    var raw = p.raw, c = p.c, grad = p.grad, end = rows ? Math.min(n, p.next + rows) : n;
+    for (var r = p.next; r < end; r++) {
       var a = F.softmax(Array.prototype.slice.call(raw, r * t, (r + 1) * t).map(function (x) { return x * c; }));
       var ag = 0, sumSq = 0, sum4 = 0, diag = 0, ent = 0, j;
       for (j = 0; j < t; j++) {
@@ -92,9 +106,9 @@
         diag += (a[j] - a[j] * a[j]) * (a[j] - a[j] * a[j]);
         ent -= a[j] * Math.log(Math.max(a[j], 1e-30));
       }
-      maxSum += Math.max.apply(null, a);
-      entSum += ent;
-      Js[r] = Math.sqrt(diag + sumSq * sumSq - sum4); // off-diagonal: Σ_{i≠j} a_i² a_j²
+      p.maxSum += Math.max.apply(null, a);
+      p.entSum += ent;
+      p.Js[r] = Math.sqrt(diag + sumSq * sumSq - sum4); // off-diagonal: Σ_{i≠j} a_i² a_j²
       // ∂L/∂s_j = a_j (g_j - Σ_k a_k g_k);  ∂L/∂q = c Σ_j ∂L/∂s_j k_j (first d_k features)
       grad.fill(0);
       for (j = 0; j < t; j++) {
@@ -103,12 +117,19 @@
       }
       var norm = 0;
       for (var f2 = 0; f2 < d_k; f2++) norm += grad[f2] * grad[f2];
-      grads[r] = Math.sqrt(norm);
-      if (r === 0) first = a.slice().sort(function (x, y) { return y - x; });
+      p.grads[r] = Math.sqrt(norm);
+      if (r === 0) p.first = a.slice().sort(function (x, y) { return y - x; });
     }
-    return {std: Math.sqrt(sq / (n * t - 1)), maxWeight: maxSum / n, entropy: entSum / n,
-            medianJ: F.median(Js), medianGrad: F.median(grads), first: first};
+    p.next = end;
+    if (end < n) return null;
+    delete s.partial[key];
+    return {std: Math.sqrt(p.sq / (n * t - 1)), maxWeight: p.maxSum / n, entropy: p.entSum / n,
+            medianJ: F.median(p.Js), medianGrad: F.median(p.grads), first: p.first};
   }
+
+  /* Rows per step of the page's background work for size d (about 12,000 multiply-adds per
+   * row and feature in all: a few milliseconds a step, even at d_k = 1024). */
+  function rowsPerStep(d) { return Math.max(1, Math.floor(12288 / d)); }
 
   /* Three significant digits, or powers of ten for the very small and large. */
   function sig(x) {
@@ -127,24 +148,36 @@
 
   function mount(root) {
     var seed = 0, index = 6; // d_k = 64
-    var s = null;
+    var s = null, waiting = false;
 
-    // a new sample: the features up to the size shown now at once, the others in steps of 32
-    // features (about 50,000 numbers, a few milliseconds), one step per task, after the page;
-    // then every size's scores, and its measurements unscaled and scaled, a task each, so that
-    // moving the slider only reads them
+    // a new sample, all of it in steps of 16 features (about 26,000 numbers, a few milliseconds),
+    // one step per task: no step holds the page up, even at d_k = 1024 (1.7 million numbers,
+    // which took 105-187 ms in one task when the seed changed there). The size shown appears as
+    // soon as its features are drawn and it is measured. Then every size's scores, and its
+    // measurements unscaled and scaled, a few rows a step, so that moving the slider only reads
+    // them.
+    function measured(d, scaled) { return !!(s.results && s.results[d + (scaled ? "s" : "u")]); }
+
     function draw() {
       s = sample(seed);
-      ensure(s, SIZES[index]);
       var mine = s, next = 0, longest = 0;
-      (function more() {
+      function more() {
         if (mine !== s) return;
+        if (waiting && s.drawn >= SIZES[index]) { // the size shown: its scores, its two
+          var shown = SIZES[index];                 // measurements, then the page, a task each
+          if (!s.cache || !s.cache[shown]) scores(s, shown, rowsPerStep(shown));
+          else if (!measured(shown, false)) compute(s, shown, false, rowsPerStep(shown));
+          else if (!measured(shown, true)) compute(s, shown, true, rowsPerStep(shown));
+          else update();
+          setTimeout(more, 0);
+          return;
+        }
         var start = performance.now();
-        if (s.drawn < s.D) ensure(s, s.drawn + 32);
+        if (s.drawn < s.D) ensure(s, s.drawn + 16);
         else if (next < 2 * SIZES.length) {
           var d = SIZES[next >> 1];
-          if (!s.cache || !s.cache[d]) scores(s, d); // a size's scores in a step of their own
-          else { compute(s, d, next % 2 === 1); next++; }
+          if (!s.cache || !s.cache[d]) scores(s, d, rowsPerStep(d)); // a size's scores, in steps
+          else if (compute(s, d, next % 2 === 1, rowsPerStep(d))) next++;
         }
         else {
           root.dataset.mffDrawn = s.drawn;
@@ -153,7 +186,8 @@
         }
         longest = Math.max(longest, performance.now() - start);
         setTimeout(more, 0);
-      })();
+      }
+      setTimeout(more, 0); // not in the task that asked for it (a seed typed, the page's start)
     }
 
     root.appendChild(F.el("p", {class: "mff-title"}, ["Grow d_k: unscaled rows turn one-hot; their gradients scatter, then collapse"]));
@@ -161,7 +195,7 @@
     var slider = F.control("range", "d_k", {min: 0, max: SIZES.length - 1, step: 1, "data-input": "dk"});
     controls.appendChild(slider.box);
     var showDk = F.output(controls);
-    var seedBox = F.control("number", "seed", {min: 0, max: 999, step: 1, "data-input": "seed"});
+    var seedBox = F.control("number", "seed", {min: 0, max: 999, step: 1, value: 0, "data-input": "seed"});
     controls.appendChild(seedBox.box);
     root.appendChild(controls);
 
@@ -209,12 +243,21 @@
       b.label.textContent = b.title + ": largest " + F.fmt(r.first[0], 3);
     }
 
+    var say = F.announcer(root), started = false;
+
     function update() {
-      if (!s) return; // the first sample is not drawn yet
       var d_k = SIZES[index];
       slider.input.value = index;
-      seedBox.input.value = seed;
+      // a screen reader announces d_k, not the slider's position (6 for d_k = 64)
+      slider.input.setAttribute("aria-valuetext", "d_k = " + d_k);
       showDk("d_k = " + d_k + ", √d_k = " + F.fmt(Math.sqrt(d_k), 2));
+      // its features are still being drawn, or it is not measured yet: shown when it is
+      waiting = !s || s.drawn < d_k || !measured(d_k, false) || !measured(d_k, true);
+      table.table.setAttribute("aria-busy", String(waiting));
+      if (waiting) {
+        ROWS.forEach(function (row, i) { F.paint(table.cells[i][0], "…"); F.paint(table.cells[i][1], "…"); });
+        return;
+      }
       var r0 = compute(s, d_k, false), r1 = compute(s, d_k, true);
       ROWS.forEach(function (row, i) {
         F.paint(table.cells[i][0], row[2](r0));
@@ -222,16 +265,22 @@
       });
       drawBars(b0, r0);
       drawBars(b1, r1);
+      if (started) {
+        say("d_k = " + d_k + ", seed " + seed + ". Unscaled: std of the scores " + row0(r0) +
+            ". Scaled by 1/√d_k: std " + row0(r1) + ".");
+      }
+      started = true;
+    }
+
+    function row0(r) {
+      return F.fmt(r.std, 2) + ", mean largest weight " + F.fmt(r.maxWeight, 3) + ", median gradient " +
+        sig(r.medianGrad);
     }
 
     slider.input.addEventListener("input", function () { index = Number(slider.input.value); update(); });
-    seedBox.input.addEventListener("input", function () {
-      var v = Number(seedBox.input.value);
-      if (seedBox.input.value === "" || !Number.isInteger(v) || v < 0) return;
-      seed = v;
-      draw();
-      update();
-    });
+    // the seed: an integer in [0, 999]; a value beyond is taken at the nearest limit
+    F.bindNumber(seedBox.input, {min: 0, max: 999, integer: true}, function () { return seed; },
+                 function (v) { seed = v; draw(); update(); });
     // the first sample (its 64 features, about 100,000 draws, and their measurements) in a task
     // of its own, right after the figure's elements are on the page
     setTimeout(function () { if (!s) { draw(); update(); } }, 0);

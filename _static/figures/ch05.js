@@ -83,6 +83,8 @@
       "Row i is query i; a dot is a key its mask hides. Scores q·k/√d_k of made-up 4-d token ",
       "vectors; <pad> is the zero vector."]));
 
+    var say = F.announcer(root), started = false;
+
     function update() {
       var r = compute(state);
       causal.input.checked = state.causal;
@@ -120,6 +122,12 @@
       }
       setKey(text);
       key.classList.toggle("mff-warn", nan > 0);
+      if (started) {
+        say((state.causal ? "causal mask on" : "causal mask off") + ", " +
+            (state.padding ? "padding mask on (pads at the " + (state.padsAtStart ? "start" : "end") + ")" :
+             "padding mask off") + ", " + (state.plain ? "plain softmax" : "the package's softmax") + ". " +
+            "Row sums: " + r.sums.map(function (x) { return F.fmt(x); }).join(", ") + ". " + text);
+      }
     }
 
     causal.input.addEventListener("change", function () { state.causal = causal.input.checked; update(); });
@@ -127,6 +135,7 @@
     side.forEach(function (r, k) { r.addEventListener("change", function () { state.padsAtStart = k === 1; update(); }); });
     soft.forEach(function (r, k) { r.addEventListener("change", function () { state.plain = k === 1; update(); }); });
     update();
+    started = true;
   }
 
   F.register("ch05-masking", {mount: mount});

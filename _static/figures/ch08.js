@@ -97,25 +97,33 @@
     });
     root.appendChild(circles);
 
-    // the dot product against the offset
-    var PW = 300, PH = 120, left = 30, top = 8, bottom = 26;
+    // the dot product against the offset: both axes from 0, ticks labelled inside the picture
+    var PW = 300, PH = 136, left = 30, right = 12, top = 8, bottom = 34;
     var prof = compute(0, 0).profile;
-    var lo = Math.min(0, Math.min.apply(null, prof)), hi = D / 2; // the axis at 0, as labelled
-    function X(m) { return left + m / PROFILE * (PW - left - 6); }
+    var lo = 0, hi = D / 2; // Σ_i cos(ω_i m) lies in (0, 32] for m ≤ 100 (its least, 10.77, at 96)
+    function X(m) { return left + m / PROFILE * (PW - left - right); }
     function Y(v) { return top + (hi - v) / (hi - lo) * (PH - top - bottom); }
     var chart = F.svgEl("svg", {viewBox: "0 0 " + PW + " " + PH, width: PW, height: PH, role: "img",
-                                "aria-label": "the dot product against the offset"});
-    chart.appendChild(F.svgEl("line", {x1: left, y1: Y(lo), x2: PW - 6, y2: Y(lo), stroke: "currentColor",
-                                       "stroke-opacity": 0.4}));
+                                "aria-label": "the dot product PE(p) · PE(p + k) against the offset k, whatever p is: " +
+                                "32 at k = 0, falling to its least, 10.8, at k = 96"});
+    [0, 16, 32].forEach(function (v) {
+      chart.appendChild(F.svgEl("line", {x1: left, y1: Y(v), x2: PW - right, y2: Y(v), stroke: "currentColor",
+                                         "stroke-opacity": v === 0 ? 0.4 : 0.12}));
+      chart.appendChild(F.svgEl("text", {x: left - 4, y: Y(v) + 4, "text-anchor": "end", class: "mff-muted"},
+                                [String(v)]));
+    });
     chart.appendChild(F.svgEl("line", {x1: left, y1: top, x2: left, y2: Y(lo), stroke: "currentColor",
                                        "stroke-opacity": 0.4}));
+    [0, 25, 50, 75, 100].forEach(function (m) {
+      chart.appendChild(F.svgEl("line", {x1: X(m), y1: Y(lo), x2: X(m), y2: Y(lo) + 3, stroke: "currentColor",
+                                         "stroke-opacity": 0.4}));
+      chart.appendChild(F.svgEl("text", {x: X(m), y: Y(lo) + 14, "text-anchor": "middle", class: "mff-muted"},
+                                [String(m)]));
+    });
+    chart.appendChild(F.svgEl("text", {x: (left + PW - right) / 2, y: PH - 4, "text-anchor": "middle",
+                                       class: "mff-muted"}, ["offset k"]));
     chart.appendChild(F.svgEl("path", {fill: "none", stroke: "#0b63c5", "stroke-width": 1.5,
                                        d: prof.map(function (v, m) { return (m ? "L" : "M") + X(m).toFixed(1) + " " + Y(v).toFixed(1); }).join("")}));
-    chart.appendChild(F.svgEl("text", {x: left - 4, y: Y(hi) + 4, "text-anchor": "end", class: "mff-muted"}, ["32"]));
-    chart.appendChild(F.svgEl("text", {x: left - 4, y: Y(0) + 4, "text-anchor": "end", class: "mff-muted"}, ["0"]));
-    chart.appendChild(F.svgEl("text", {x: X(PROFILE), y: PH - 4, "text-anchor": "end", class: "mff-muted"},
-                              ["offset " + PROFILE]));
-    chart.appendChild(F.svgEl("text", {x: left, y: PH - 4, class: "mff-muted"}, ["0"]));
     var dot = F.svgEl("circle", {r: 5, fill: "#d9480f"});
     chart.appendChild(dot);
     root.appendChild(chart);
@@ -130,6 +138,8 @@
     function point(m, angle) {
       return [m.cx + R * Math.cos(angle), m.cy - R * Math.sin(angle)];
     }
+
+    var say = F.announcer(root), started = false;
 
     function update() {
       var r = compute(p, k);
@@ -158,13 +168,16 @@
       });
       dot.setAttribute("cx", X(k).toFixed(2));
       dot.setAttribute("cy", Y(r.dot).toFixed(2));
-      setKey("PE(" + p + ") · PE(" + (p + k) + ") = " + F.fmt(r.dot, 2) + " = Σ_i cos(ω_i · " + k + ") = " +
-             F.fmt(r.closed, 2));
+      var text = "PE(" + p + ") · PE(" + (p + k) + ") = " + F.fmt(r.dot, 2) + " = Σ_i cos(ω_i · " + k + ") = " +
+                 F.fmt(r.closed, 2);
+      setKey(text);
+      if (started) say("p = " + p + ", k = " + k + ": " + text);
     }
 
     sp.input.addEventListener("input", function () { p = Number(sp.input.value); update(); });
     sk.input.addEventListener("input", function () { k = Number(sk.input.value); update(); });
     update();
+    started = true;
   }
 
   F.register("ch08-positions", {mount: mount});

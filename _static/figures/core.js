@@ -197,7 +197,11 @@
     ".mff-note{font-size:13px;color:var(--mff-muted);margin:8px 0 0}",
     ".mff-key{font-size:14px;margin:6px 0 0}",
     ".mff-warn{color:var(--mff-warn);font-weight:600}",
-    ".mff-grab{cursor:grab;touch-action:none}",
+    ".mff-grab{cursor:grab}",
+    // dragging by touch: Chromium honours touch-action on the <svg>, not on a <g> inside it
+    ".mff svg.mff-drag{touch-action:none}",
+    ".mff-sr{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;",
+    " clip:rect(0 0 0 0);white-space:nowrap;border:0}",
     "@media (max-width:480px){.mff{padding:10px 8px}.mff th,.mff td{padding:2px 2px;font-size:12px}",
     " .mff td.mff-cell{min-width:2.2em}}"
   ].join("\n");
@@ -247,6 +251,7 @@
     if (Number.isNaN(x)) return "NaN";
     if (x === Infinity) return "∞";
     if (x === -Infinity) return "−∞";
+    if (Math.abs(x) >= 1e9) return x.toExponential(2).replace("e+", "e").replace("-", "−");
     var s = x.toFixed(digits === undefined ? 2 : digits);
     if (/^-0\.?0*$/.test(s)) s = s.slice(1); // no "-0.00"
     return s.replace("-", "−");
@@ -304,6 +309,48 @@
     return function (text) { if (span.firstChild.nodeValue !== text) span.firstChild.nodeValue = text; };
   }
 
+  /* A polite live region for the figure: announcer(root)(text) tells a screen reader the new
+   * values once the reader pauses (the last text within `wait` ms: a slider dragged or an arrow
+   * key held announces where it stops, not every step), without moving the focus. */
+  function announcer(root, wait) {
+    var region = el("div", {class: "mff-sr", role: "status", "aria-live": "polite", "aria-atomic": "true",
+                            "data-live": ""}, [""]);
+    root.appendChild(region);
+    var timer = null;
+    return function (text) {
+      if (timer !== null) clearTimeout(timer);
+      timer = setTimeout(function () {
+        timer = null;
+        if (region.textContent !== text) region.textContent = text;
+      }, wait === undefined ? 400 : wait);
+    };
+  }
+
+  /* A number box that only ever gives its figure a valid value: what is typed is parsed as the
+   * reader types; a number outside [min, max] is taken at the nearest limit (and a non-integer
+   * rounded when `integer`); an empty box or one that is not a number changes nothing. When the
+   * reader leaves the box (change), it shows the value in use again, so it never shows a value
+   * the figure is not using. set(v) receives the value; get() gives the one in use. */
+  function bindNumber(input, opts, get, set) {
+    function parse() {
+      var text = input.value.trim();
+      if (text === "") return null;
+      var v = Number(text);
+      if (!Number.isFinite(v)) return null;
+      if (opts.integer) v = Math.round(v);
+      return Math.min(opts.max, Math.max(opts.min, v));
+    }
+    input.addEventListener("input", function () {
+      var v = parse();
+      input.setAttribute("aria-invalid", v === null || v !== Number(input.value) ? "true" : "false");
+      if (v !== null && v !== get()) set(v);
+    });
+    input.addEventListener("change", function () {
+      input.value = String(get());
+      input.setAttribute("aria-invalid", "false");
+    });
+  }
+
   // ============================================================ 3. Figures in the page
 
   var registry = {};
@@ -338,6 +385,7 @@
     causalMask: causalMask, paddingMask: paddingMask, andMasks: andMasks,
     sinusoidal: sinusoidal, mulberry32: mulberry32, gaussian: gaussian, normals: normals, median: median,
     el: el, svgEl: svgEl, control: control, fmt: fmt, ramp: ramp, grid: grid, paint: paint,
-    output: output, uid: uid, register: register, registry: registry
+    output: output, uid: uid, announcer: announcer, bindNumber: bindNumber, register: register,
+    registry: registry
   };
 });
