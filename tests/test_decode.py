@@ -576,6 +576,20 @@ def test_loop_tokens_are_the_tokens_that_would_make_a_loop(ids, copies, banned):
                                     for n in range(1, len(row) // copies + 1))
 
 
+def test_loop_tokens_takes_a_tensor_and_names_bad_input():
+    assert loop_tokens(torch.tensor([1, 2, 1, 2, 1])) == [2]
+    assert all(type(v) is int for v in loop_tokens(torch.tensor([5, 5])))
+    for copies in (0, 1, 2.0, True):
+        with pytest.raises(ValueError, match="copies must be an int >= 2"):
+            loop_tokens([1, 1], copies)
+    with pytest.raises(TypeError, match="ids must be a list of token ids; got str"):
+        loop_tokens("aaa")
+    with pytest.raises(TypeError, match="ids must hold ints"):
+        loop_tokens([1, 1.5])
+    with pytest.raises(ValueError, match="1-D integer tensor"):
+        loop_tokens(torch.ones(2, 3, dtype=torch.long))
+
+
 class Repeater(EagerToEnd):
     """A model that wants to loop: the token it just wrote gets +20, <eos> gets -20, so it
     would write its first word again and again."""
@@ -606,7 +620,7 @@ def test_a_row_that_begins_to_repeat_may_end_before_the_floor():
     class EndOrRepeat(Repeater):
         def decode(self, ys, memory, src_mask):
             logits = super().decode(ys, memory, src_mask)
-            logits[..., EOS] += 30.0  # <eos> first, the last token second
+            logits[..., EOS] += 45.0  # <eos> +25 first, the last token's +20 second
             return logits
 
     model, src = EndOrRepeat(transformer(0)), sources(0)[:, :6]

@@ -2,6 +2,7 @@
 checkpoint, and the training recipe on a toy task."""
 
 import json
+import os
 
 import pytest
 import torch
@@ -517,3 +518,50 @@ def test_a_given_transformer_keeps_its_own_position_limit(tok):
     tr, history = train_translator(first.model, tok, PAIRS + [long_pair], steps=2, batch_size=3,
                                    progress=False, device="cpu")
     assert history.skipped == 1 and tr.max_source_tokens == 40
+
+
+# --- bad inputs found by the sweep of issue 44 ------------------------------------------------
+
+
+def test_save_never_replaces_a_file_or_a_folder_holding_other_files(tok, tmp_path):
+    translator = Translator(tiny_model(tok), tok)
+    mine = tmp_path / "notes.txt"
+    mine.write_text("a reader's own file")
+    with pytest.raises(ValueError, match="is a file, not a folder"):
+        translator.save(mine)
+    assert mine.read_text() == "a reader's own file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # no temporaries left
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "thesis.tex").write_text("keep me")
+    with pytest.raises(ValueError, match="thesis.tex"):
+        translator.save(shared)
+    assert (shared / "thesis.tex").read_text() == "keep me"
+    # an old checkpoint is replaced, and the folder is an ordinary one (not mkdtemp's 0700)
+    old = tmp_path / "ckpt"
+    translator.save(old)
+    translator.save(old)
+    assert sorted(p.name for p in old.iterdir()) == sorted(
+        ["model.pt", "config.json", "tokenizer.json", "train_log.json", "SHA256SUMS"])
+    umask = os.umask(0)
+    os.umask(umask)
+    assert old.stat().st_mode & 0o777 == 0o777 & ~umask
+
+
+@pytest.mark.parametrize("pairs, error", [
+    (None, TypeError), ("en\tes", TypeError), ([("a", 1)], TypeError), ([(1, 2)], TypeError)])
+def test_references_by_source_names_bad_pairs(pairs, error):
+    with pytest.raises(error, match="pairs"):
+        references_by_source(pairs)
+
+
+def test_translator_refuses_what_is_not_a_model_and_bad_search_args(tok):
+    with pytest.raises(TypeError, match="model must be a torch module"):
+        Translator("m", tok)
+    translator = Translator(tiny_model(tok), tok)
+    with pytest.raises(ValueError, match="length_penalty must be a number, got NaN"):
+        translator.translate(["a cat"], beam_size=4, length_penalty=float("nan"))
+    src = torch.tensor(translator.encode_sources(["a cat"])[0])
+    with pytest.raises(ValueError, match=r"src must be a \(batch, s\) tensor.*src\[None\]"):
+        translator.search(src)
+    assert translator.search(src[None]).shape[0] == 1

@@ -324,7 +324,22 @@ def loop_tokens(ids, copies: int = LOOP_COPIES) -> list[int]:
     """The tokens that, appended to ``ids`` (a list of token ids), would end it with ``copies``
     back-to-back copies of one n-gram, for any n ≥ 1 (a loop: *itoitoito*, *a la a la a la*).
     Token v does so for unit length n when the last copies·n - 1 tokens of ``ids`` repeat with
-    period n, and v is the token n places back. Sorted, each once; empty when nothing loops."""
+    period n, and v is the token n places back. Sorted, each once; empty when nothing loops.
+    ``ids`` may be a list of ints or a 1-D integer tensor; ``copies`` an int ≥ 2."""
+    if isinstance(copies, bool) or not isinstance(copies, numbers.Integral) or copies < 2:
+        raise ValueError(f"copies must be an int >= 2 (copies in a row that make a loop); "
+                         f"got {copies!r}")
+    if isinstance(ids, torch.Tensor):
+        if ids.ndim != 1 or ids.is_floating_point() or ids.is_complex():
+            raise ValueError(f"ids must be a 1-D integer tensor or a list of ints; got a "
+                             f"{ids.dtype} tensor of shape {tuple(ids.shape)}")
+        ids = ids.tolist()
+    elif isinstance(ids, (str, bytes)) or not isinstance(ids, (list, tuple)):
+        raise TypeError(f"ids must be a list of token ids; got {type(ids).__name__}")
+    elif not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in ids):
+        bad = next(v for v in ids if not isinstance(v, numbers.Integral) or isinstance(v, bool))
+        raise TypeError(f"ids must hold ints (token ids); got {bad!r}")
+    ids = [int(v) for v in ids]
     m, found = len(ids), set()
     for n in range(1, (m + 1) // copies + 1):  # copies · n - 1 tokens must be there
         if ids[m + 1 - copies * n: m - n] == ids[m + 1 - (copies - 1) * n: m]:

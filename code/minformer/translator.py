@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -24,7 +25,7 @@ import torch
 
 from . import validate
 from .data import float_state
-from .decode import beam_search, greedy_search
+from .decode import _alpha, beam_search, greedy_search
 from .metrics import corpus_bleu
 from .tokenizer import BPETokenizer
 from .transformer import Transformer, TransformerConfig
@@ -48,10 +49,14 @@ def references_by_source(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], l
 
     Returns ``(sources, references)``: each English sentence once, and the list of all its
     Spanish translations (several when Tatoeba has several)."""
+    if isinstance(pairs, (str, bytes)) or not hasattr(pairs, "__iter__"):
+        raise TypeError(f"pairs must be a list of (en, es) pairs; got {type(pairs).__name__}")
     refs: dict[str, list[str]] = {}
     for n, pair in enumerate(pairs):
         if not (isinstance(pair, (tuple, list)) and len(pair) >= 2):
             raise ValueError(f"pairs[{n}] must be an (en, es) pair; got {pair!r}")
+        if not (isinstance(pair[0], str) and isinstance(pair[1], str)):
+            raise TypeError(f"pairs[{n}] must hold two sentences (str); got {pair[:2]!r}")
         refs.setdefault(pair[0], []).append(pair[1])
     return list(refs), list(refs.values())
 
@@ -74,6 +79,10 @@ class Translator:
     def __init__(self, model, tokenizer: BPETokenizer, max_source_tokens: int = 128):
         if not isinstance(tokenizer, BPETokenizer):
             raise TypeError(f"tokenizer must be a BPETokenizer; got {type(tokenizer).__name__}")
+        if not (isinstance(model, torch.nn.Module) and hasattr(model, "encode")
+                and hasattr(model, "decode")):
+            raise TypeError(f"model must be a torch module with encode and decode (a minformer "
+                            f"Transformer or Seq2SeqGRU); got {type(model).__name__}")
         self.model = model
         self.tokenizer = tokenizer
         self.max_source_tokens = validate.positive_int(max_source_tokens, "max_source_tokens")
@@ -110,6 +119,11 @@ class Translator:
         default: no minimum; the shipped translator's command and page use
         :data:`minformer.translate.MIN_LENGTH_RATIO` and ``MIN_LENGTH_SLACK``)."""
         validate.positive_int(beam_size, "beam_size")
+        _alpha(length_penalty, "length_penalty")
+        if not isinstance(src, torch.Tensor) or src.ndim != 2:
+            shape = tuple(src.shape) if isinstance(src, torch.Tensor) else type(src).__name__
+            raise ValueError(f"src must be a (batch, s) tensor of source ids; got {shape} "
+                             "(one sentence: src[None])")
         if max_new_tokens is not None:
             validate.positive_int(max_new_tokens, "max_new_tokens")
         tok = self.tokenizer
@@ -236,12 +250,27 @@ class Translator:
 
         Everything is written into a temporary folder beside ``folder`` and renamed into place
         at the end, so an error never leaves a half-written checkpoint (an old one there is
-        replaced only once the new one is complete)."""
+        replaced only once the new one is complete). An existing ``folder`` must be a folder
+        holding only a checkpoint's files: a file, or a folder with anything else in it, is
+        refused, since the whole folder is replaced."""
         if not isinstance(self.model, Transformer):
             raise TypeError("only a minformer Transformer can be saved as a translator checkpoint")
         folder = Path(folder)
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"folder {str(folder)!r} is a file, not a folder: a checkpoint is a "
+                             "folder of files")
+        if folder.is_dir():  # replace an old checkpoint, never a folder holding anything else
+            others = sorted(p.name for p in folder.iterdir() if p.name not in (*FILES, SUMS))
+            if others:
+                raise ValueError(
+                    f"folder {str(folder)!r} holds files that are not a checkpoint's "
+                    f"({', '.join(others[:5])}{', ...' if len(others) > 5 else ''}): save "
+                    "replaces the whole folder, so give it an empty or new one")
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700; a checkpoint is an ordinary folder
         try:
             self._write(tmp, log, dtype)
             sums = {name: _sha256(tmp / name) for name in FILES}
