@@ -1,4 +1,4 @@
-"""Three fixes for `make pdf` (Jupyter Book 1's LaTeX builder); the HTML book is untouched.
+r"""Five fixes for `make pdf` (Jupyter Book 1's LaTeX builder); the HTML book is untouched.
 
 - **Exercises referenced from another chapter.** sphinx-exercise labels an exercise in LaTeX as
   ``exercise:<label>`` only, but Sphinx writes a reference from another document as
@@ -7,11 +7,24 @@
 - **HTML-only outputs.** An output that has nothing but HTML (the cross-attention explorer)
   would print as its text fallback, ``<IPython.core.display.HTML object>``. It is dropped; the
   chapter shows a static figure in its place in a ``{only} latex`` block.
+- **Interactive figures' stills as they are now.** A chapter's ``figures.show("ch01-attention")``
+  cell stores, as its image output, the still picture of the day it was executed; the PDF shows
+  the figure's current still instead, ``_static/pdf/figure-<name>.png`` (``make pdf-figures``:
+  the figure alone, without the web edition's controls), so a new still needs no re-execution.
+- **Long tables break across pages.** A table too long for one page (the benchmarks appendix:
+  15 rows of long cells) was typeset as one ``tabulary``, which ran off its page and lost 10 of
+  its rows (LaTeX: "Overfull \vbox (626pt too high)"). A table of more than
+  ``LONG_TABLE_ROWS`` rows, or of more than ``LONG_TABLE_CHARS`` characters, is a
+  ``longtable``, its columns as wide as their longest words and average text ask.
 - **Chapter numbers as on the web.** LaTeX numbers every chapter, so the notation page would be
   chapter 1 and every "chapter 4" of the text would point one chapter off. The documents of the
   table of contents' unnumbered parts (Getting started, Back matter) are typeset without numbers
   (``\mfbUnnumbered`` ... ``\mfbNumbered``, defined in _config.yml's LaTeX preamble).
 """
+
+import math
+import re
+from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
@@ -47,6 +60,63 @@ class DropHTMLFallbacks(SphinxPostTransform):
                 parent.parent.remove(parent)
 
 
+FIGURE_CELL = re.compile(r"""figures\.show\(\s*["']([\w-]+)["']\s*\)""")
+
+
+class CurrentStills(SphinxPostTransform):
+    """In LaTeX, the image output of a ``figures.show(...)`` cell is the figure's current still,
+    by its absolute path (not one of Sphinx's collected images: LaTeX reads it where it is)."""
+
+    default_priority = 5  # after myst-nb has chosen each output's MIME type (priority 4)
+    formats = ("latex",)
+
+    def run(self, **kwargs):
+        from minformer import figures
+
+        stills = Path(self.env.srcdir) / "_static" / "pdf"
+        for cell in list(self.document.findall(lambda n: isinstance(n, nodes.container)
+                                               and n.get("nb_element") == "cell_code")):
+            source = "".join(b.astext() for b in cell.findall(nodes.literal_block)
+                             if b.parent.get("nb_element") == "cell_code_source")
+            m = FIGURE_CELL.search(source)
+            if not m or m[1] not in figures.FIGURES:
+                continue
+            for image in cell.findall(nodes.image):
+                image["uri"] = str(stills / figures.FIGURES[m[1]].still)
+                image["candidates"] = {"*": image["uri"]}
+
+
+LONG_TABLE_ROWS = 12
+LONG_TABLE_CHARS = 1500
+
+
+class LongTables(SphinxPostTransform):
+    """In LaTeX, a long table is a longtable (it breaks across pages), its column widths given."""
+
+    default_priority = 6
+    formats = ("latex",)
+
+    def run(self, **kwargs):
+        for table in list(self.document.findall(nodes.table)):
+            rows = list(table.findall(nodes.row))
+            chars = sum(len(r.astext()) for r in rows)
+            if len(rows) <= LONG_TABLE_ROWS and chars <= LONG_TABLE_CHARS:
+                continue
+            table["classes"] = [c for c in table["classes"] if c != "colwidths-auto"] + [
+                "longtable", "colwidths-given"]
+            specs = list(table.findall(nodes.colspec))
+            widths = [1.0] * len(specs)
+            for row in rows:
+                for k, entry in enumerate(e for e in row.children if isinstance(e, nodes.entry)):
+                    if k < len(widths):
+                        text = entry.astext()
+                        longest = max((len(w) for w in text.split()), default=1)
+                        widths[k] = max(widths[k], longest, math.sqrt(len(text)) * 2.5)
+            total = sum(widths)
+            for spec, w in zip(specs, widths):
+                spec["colwidth"] = max(1, round(100 * w / total))
+
+
 class UnnumberedChapters(SphinxPostTransform):
     """In LaTeX, the documents of unnumbered toctrees get no chapter or section numbers."""
 
@@ -71,5 +141,7 @@ def setup(app):
                        exercise_nodes.depart_exercise_enumerable_node),
                  latex=(_visit_exercise_enumerable, exercise_nodes.depart_exercise_enumerable_node))
     app.add_post_transform(DropHTMLFallbacks)
+    app.add_post_transform(LongTables)
     app.add_post_transform(UnnumberedChapters)
+    app.add_post_transform(CurrentStills)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

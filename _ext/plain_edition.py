@@ -94,8 +94,10 @@ def bibliography() -> dict[str, tuple[str, str]]:
     out, web = {}, web_edition()
     for key, entry in entries.items():
         fields = entry.fields
-        url = fields.get("url") or (f"https://doi.org/{fields['doi']}" if "doi" in fields
-                                    else f"{web}bibliography.html")
+        arxiv = (f"https://arxiv.org/abs/{fields['eprint']}"
+                 if fields.get("archivePrefix", "").lower() == "arxiv" and "eprint" in fields else None)
+        url = fields.get("url") or arxiv or (f"https://doi.org/{fields['doi']}" if "doi" in fields
+                                             else f"{web}bibliography.html")
         out[key] = (author_year_label(text_fields(entry)), url)
     return out
 
