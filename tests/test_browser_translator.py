@@ -59,7 +59,12 @@ from minformer.rnn import Seq2SeqGRU
 from minformer.tokenizer import BPETokenizer
 from minformer.transformer import Transformer, TransformerConfig
 from minformer.translate import MIN_LENGTH_RATIO, MIN_LENGTH_SLACK
-from minformer.translator import CheckpointError, Translator, references_by_source
+from minformer.translator import (
+    CheckpointError,
+    Translator,
+    output_ids,
+    references_by_source,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 DRIVER = REPO / "tests" / "js" / "translate.mjs"
@@ -107,14 +112,7 @@ def search_many(translator, ids, beam, max_new_tokens=None, ratio=0.0, slack=0):
         ys = translator.search(torch.tensor([ids[i] for i in rows]), beam, 0.6, max_new_tokens,
                                min_length_ratio=ratio, min_length_slack=slack)
         for i, y in zip(rows, ys.tolist()):
-            cut = []
-            for t in y:
-                if t == tok.pad_id:
-                    break
-                cut.append(t)
-                if t == tok.eos_id:
-                    break
-            out[i] = cut
+            out[i] = output_ids(y, tok.eos_id, tok.pad_id)
     return out
 
 

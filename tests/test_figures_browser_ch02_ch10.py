@@ -21,17 +21,10 @@ import time
 from pathlib import Path
 
 import pytest
-from browser import CHROMIUM, Browser
+from browser import Browser
 from test_built_book import book, faults  # noqa: F401 (the fixture: the built book, served)
-from test_figures_browser import CONTRAST, fmt, root
-from test_figures_ch02_ch10 import NODE, run
-
-BOOK = Path(os.environ["BOOK_HTML"]) if os.environ.get("BOOK_HTML") else None
-pytestmark = [
-    pytest.mark.skipif(BOOK is None, reason="checks the built book: `make check-book` after `make book`"),
-    pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (.ci/run installs it)"),
-    pytest.mark.skipif(NODE is None, reason="node is not installed"),
-]
+from test_figures_browser import BOOK, CONTRAST, fmt, pytestmark, root  # noqa: F401 (the skips)
+from test_figures_ch02_ch10 import run
 
 PAGES = {"ch02-bandwidth": "chapters/02_attention_as_lookup.html",
          "ch10-bpe": "chapters/10_tokenization.html"}

@@ -219,14 +219,7 @@ class Translator:
             ys = self.search(src, beam_size, length_penalty, max_new_tokens,
                              min_length_ratio, min_length_slack, no_loops)  # (batch, t_out)
             for i, row in zip(rows, ys.tolist()):
-                cut = []
-                for t in row:
-                    if t == tok.pad_id:
-                        break
-                    cut.append(t)
-                    if t == tok.eos_id:
-                        break
-                out[i] = cut
+                out[i] = output_ids(row, tok.eos_id, tok.pad_id)
         return out
 
     def detokenize(self, ids: Sequence[int]) -> str:
@@ -494,6 +487,19 @@ def _read_tokenizer(path: Path, config: TransformerConfig) -> BPETokenizer:
             raise CheckpointError(f"{path}: tokenizer {name}={getattr(tokenizer, name)}, but "
                                   f"config.json has {name}={getattr(config, name)}")
     return tokenizer
+
+
+def output_ids(row: Sequence[int], eos_id: int, pad_id: int) -> list[int]:
+    """A searched output row's ids: up to and including its first <eos>, or up to its first
+    padding (left out) when it has no <eos>."""
+    cut = []
+    for t in row:
+        if t == pad_id:
+            break
+        cut.append(t)
+        if t == eos_id:
+            break
+    return cut
 
 
 def _until(ids, stop):
