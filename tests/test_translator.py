@@ -565,3 +565,11 @@ def test_translator_refuses_what_is_not_a_model_and_bad_search_args(tok):
     with pytest.raises(ValueError, match=r"src must be a \(batch, s\) tensor.*src\[None\]"):
         translator.search(src)
     assert translator.search(src[None]).shape[0] == 1
+
+
+def test_output_ids_keep_the_eos_and_drop_the_padding():
+    from minformer.translator import output_ids
+    assert output_ids([5, 6, 2, 7], eos_id=2, pad_id=0) == [5, 6, 2]
+    assert output_ids([5, 6, 0, 0], eos_id=2, pad_id=0) == [5, 6]
+    assert output_ids([5, 6], eos_id=2, pad_id=0) == [5, 6]
+    assert output_ids([], eos_id=2, pad_id=0) == []
