@@ -5,7 +5,8 @@ after `make book` refreshes them when the pages change).
 - explorer.png: chapter 13's cross-attention explorer, a Spanish token hovered;
 - translator.png: the page translator (translate.md) after translating a sentence with beam 4,
   its explorer below, a token hovered;
-- figure-<name>.png: the interactive figures of chapters 1, 2, 3, 4, 5, 8 and 10 (_static/figures/), each
+- figure-<name>.png: the interactive figures (_static/figures/, one for each name in
+  minformer.figures.FIGURES, found on its chapter's page), each
   at its start, as the page first shows it.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import base64
 import functools
 import http.server
+import os
 import sys
 import threading
 from pathlib import Path
@@ -22,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from browser import CHROMIUM, Browser  # noqa: E402
 
-HTML = ROOT / "_build" / "html"
+from minformer import figures  # noqa: E402
+
+HTML = Path(os.environ.get("BOOK_HTML") or ROOT / "_build" / "html")  # BOOK_HTML: another build
 OUT = ROOT / "_static" / "pdf"
 SENTENCE = "She said that she would call me when she arrived at the airport."
 
@@ -106,13 +110,13 @@ def translator_figure(browser: Browser, base: str) -> None:
     shoot(browser, [rect(browser, ".mft"), rect(browser, ".mfx")], OUT / "translator.png")
 
 
-FIGURES = {"ch01-attention": "chapters/01_dot_product_attention.html",
-           "ch03-qkv": "chapters/03_queries_keys_values.html",
-           "ch04-scaling": "chapters/04_scaling.html",
-           "ch05-masking": "chapters/05_masking.html",
-           "ch08-positions": "chapters/08_positional_encoding.html",
-           "ch02-bandwidth": "chapters/02_attention_as_lookup.html",
-           "ch10-bpe": "chapters/10_tokenization.html"}
+def _page(name: str) -> str:
+    """A figure's page: "ch06-heads" is on chapters/06_*.html (one chapter, one page)."""
+    (page,) = sorted((HTML / "chapters").glob(f"{name[2:4]}_*.html"))
+    return f"chapters/{page.name}"
+
+
+FIGURES = tuple(figures.FIGURES)  # every figure that figures.show draws
 
 
 # On paper a figure is what it shows, not how it is worked: its controls (sliders, buttons) but
@@ -123,10 +127,10 @@ WEB_ONLY = (".mff-controls > :not(.mff-out), .mff-title, .mff-note { display: no
 
 
 def interactive_figures(browser: Browser, base: str, names=None) -> None:
-    for name, page in FIGURES.items():
+    for name in FIGURES:
         if names and name not in names:
             continue
-        prepare(browser, f"{base}/{page}")
+        prepare(browser, f"{base}/{_page(name)}")
         selector = f".mff[data-figure='{name}']"
         browser.wait_for(f"document.querySelector({selector!r})?.dataset.mffReady === '1'", 30)
         # every number drawn (chapter 4 draws its sample in steps after the page: '…' until then)
