@@ -37,6 +37,19 @@ MARKUP = ["```{", ":::", "{cite", "{doc}", "{ref}", ":class:", ":label:", "{exer
           "{solution", "{admonition}", "{only}", "{raw}", "\n% "]
 
 
+FIGURES_NOTEBOOK = {
+    "nbformat": 4, "nbformat_minor": 5,
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                "language": "python"}},
+    "cells": [{"cell_type": "code", "id": "every-figure", "metadata": {}, "outputs": [],
+               "execution_count": None,
+               "source": "from IPython.display import display\n"
+                         "from minformer import figures\n"
+                         "for name in figures.FIGURES:\n"
+                         "    display(figures.show(name))"}],
+}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -48,6 +61,8 @@ def lab(tmp_path_factory):
     """JupyterLab on a folder holding the plain edition of chapters 1 and 13: its address."""
     root = tmp_path_factory.mktemp("lab")
     pe.write_edition(root, [ROOT / "chapters" / name for name in CHAPTERS.values()])
+    # one notebook that shows every figure of the book, as its chapter's cell does
+    (root / "figures.ipynb").write_text(json.dumps(FIGURES_NOTEBOOK), encoding="utf-8")
     # every cell rendered, not only those in view (JupyterLab 4 renders lazily by default)
     settings = root / ".settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
@@ -211,5 +226,48 @@ def test_a_figure_shows_its_still_until_its_cell_runs_then_answers_an_input(lab)
         time.sleep(0.3)
         assert browser.evaluate(f"{mounted}.innerHTML") != before
         assert not browser.evaluate(f"!!({figure_cell}).querySelector('.mff img')")
+    finally:
+        browser.close()
+
+
+def test_every_figure_mounts_and_answers_an_input_in_one_notebook(lab):
+    """Every figure of the book (minformer.figures.FIGURES), shown by one cell in one notebook, so
+    that their scripts share one page as two chapters open in two tabs of JupyterLab do: each
+    mounts in place of its still and answers its first control."""
+    from minformer import figures
+
+    browser = Browser(1280, 900)
+    cell = "document.querySelector('.jp-Notebook .jp-CodeCell')"
+    try:
+        browser.goto(f"{lab}/lab/workspaces/figures/tree/figures.ipynb?reset", settle=0.5)
+        browser.wait_for(f"!!{cell}", timeout=90)
+        idle = ("document.querySelector('.jp-Notebook-ExecutionIndicator')?.dataset.status"
+                " === 'idle'")
+        browser.wait_for(idle, timeout=90)  # the kernel has started
+        prompt = f"{cell}.querySelector('.jp-InputPrompt').innerText"
+        stored = browser.evaluate(prompt)
+        for _ in range(5):  # the first keys may reach the page before the notebook has focus
+            _click(browser, f"{cell}.querySelector('.jp-InputPrompt')")
+            time.sleep(0.5)
+            _shift_enter(browser)
+            try:  # queued, running or run
+                browser.wait_for(f"{prompt}.includes('*') || {prompt} !== {json.dumps(stored)}",
+                                 timeout=3)
+                break
+            except TimeoutError:
+                continue
+        browser.wait_for(f"{idle} && !{prompt}.includes('*')", timeout=120)
+        mounted = f"{cell}.querySelectorAll('.mff[data-mff-ready]')"
+        browser.wait_for(f"{mounted}.length === {len(figures.FIGURES)}", timeout=30)
+        names = browser.evaluate(f"[...{mounted}].map(f => f.dataset.figure)")
+        assert names == list(figures.FIGURES), names
+        browser.evaluate(f"""(() => {{ {MOVE_FIRST_CONTROL}
+          window.mffBefore = [...{mounted}].map(f => f.innerHTML);
+          [...{mounted}].forEach(moveFirstControl); }})()""")
+        time.sleep(1)  # some figures draw in steps after an input
+        changed = browser.evaluate(f"[...{mounted}].map((f, i) => [f.dataset.figure, "
+                                   f"f.innerHTML !== window.mffBefore[i]])")
+        assert all(moved for _, moved in changed), changed
+        assert not browser.evaluate(f"!!{cell}.querySelector('.mff img')")
     finally:
         browser.close()
