@@ -1,6 +1,7 @@
 """The plain edition as a reader sees it in a real JupyterLab without any MyST extension, the
 stand-in for Colab, VS Code and GitHub, which render plain Markdown too: JupyterLab started by the
-test on chapters 1 and 13, read in headless Chromium (`make check-book` runs it). Only what is shown counts: a rendered
+test on chapters 1 and 13 and on a notebook that shows every interactive figure, read in headless
+Chromium (`make check-book` runs it). Only what is shown counts: a rendered
 markdown cell keeps its source in a hidden editor, and a closed <details> hides its content, so
 the test reads the rendered cells' innerText."""
 
