@@ -17,12 +17,15 @@ changed source without a new export fails a test.
 - ``ch10.js``: the merges of the chapter's 8,000-token BPE tokenizer, the one shipped for
   chapter 13's runs (data/checkpoints/race/tokenizer.json, checked against data/manifest.json),
   as pairs of token ids (left, right), little-endian uint16, in base64: 4 bytes a merge.
+- ``ch11.js``: chapter 11's skip-gram input vectors (data/checkpoints/word2vec/skipgram.pt) of its
+  3,000 most frequent words, int8 with one float32 scale per vector (:func:`ch11_quantized`).
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import hashlib
 import json
 import struct
@@ -52,6 +55,60 @@ def ch10_tokenizer():
     return load_race_tokenizer()
 
 
+CH11_WORDS = 3000  # chapter 11's figure: the 3,000 most frequent words of the skip-gram run
+
+
+@functools.lru_cache(maxsize=1)
+def ch11_quantized(words: int = CH11_WORDS):
+    """Chapter 11's skip-gram input vectors (the shipped run, seed 0) of its ``words`` most
+    frequent words, quantized to int8 with one scale per vector: q = round(v / s), s = max|v| / 127.
+    Returns (the words, q (words, dim) int8, s (words,) float32, v (words, dim) float32): the
+    dequantized vectors are q * s in float32 (a scale changes no cosine: it only sets a length).
+
+    The vocabulary is counted over the whole training text at once, which gives the counts of
+    build_vocab(chapter_paragraphs(), min_count=5) in less time (no word spans a line);
+    load_chapter_run checks it against the sha256 of the run's own vocabulary."""
+    from collections import Counter
+
+    import torch
+
+    from .data import _WORD, load_wikitext
+    from .word2vec import Vocab, load_chapter_run
+
+    counts = Counter(_WORD.findall(load_wikitext("train").lower()))
+    kept = sorted((w for w, c in counts.items() if c >= 5), key=lambda w: (-counts[w], w))
+    vocab = Vocab(kept, [counts[w] for w in kept], min_count=5)
+    v = load_chapter_run("skipgram", vocab).model.vectors()[:words].float()
+    s = v.abs().amax(dim=1) / 127
+    q = torch.round(v / s[:, None]).to(torch.int8)
+    return vocab.itos[:words], q, s, v
+
+
+@functools.lru_cache(maxsize=1)
+def ch11_payload() -> dict:
+    """The words joined by spaces, q as bytes (row after row), s as little-endian float32, both in
+    URL-safe base64 ("-" and "_" for "+" and "/": no run of it reads like a file path to the
+    tools that look for machine paths in a notebook's outputs). Built once a process (counting
+    the vocabulary takes seconds)."""
+    words, q, s, _ = ch11_quantized()
+    assert all(w and " " not in w for w in words)
+    return {"model": "skipgram", "dim": int(q.shape[1]), "words": " ".join(words),
+            "q": base64.urlsafe_b64encode(q.numpy().tobytes()).decode("ascii"),
+            "scale": base64.urlsafe_b64encode(s.numpy().astype("<f4").tobytes()).decode("ascii")}
+
+
+def ch11_in_script(folder: Path = FIGURES):
+    """(words, q, s) as ch11.js carries them, decoded from its export block (chapter 11's hidden
+    cell compares them with the page's own skip-gram run, without counting the vocabulary)."""
+    _, old, _ = _split((folder / "ch11.js").read_text(encoding="utf-8"), "ch11.js")
+    line = old.split("\n")[1].strip()
+    data = json.loads(line[len("var DATA = "):-1])
+    words = data["words"].split(" ")
+    q = np.frombuffer(base64.urlsafe_b64decode(data["q"]), dtype=np.int8).reshape(len(words), data["dim"])
+    s = np.frombuffer(base64.urlsafe_b64decode(data["scale"]), dtype="<f4")
+    return words, q, s
+
+
 def _payload(name: str) -> dict:
     if name == "ch02.js":
         x, y = ch02_samples()
@@ -62,10 +119,12 @@ def _payload(name: str) -> dict:
         assert max(ids) < 1 << 16
         return {"specials": list(tok.special_tokens), "vocabSize": tok.vocab_size,
                 "merges": base64.b64encode(struct.pack(f"<{len(ids)}H", *ids)).decode("ascii")}
+    if name == "ch11.js":
+        return ch11_payload()
     raise ValueError(f"no exported data for {name!r}; known: {', '.join(SCRIPTS)}")
 
 
-SCRIPTS = ("ch02.js", "ch10.js")
+SCRIPTS = ("ch02.js", "ch10.js", "ch11.js")
 
 
 def block(name: str) -> str:

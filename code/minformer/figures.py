@@ -71,6 +71,13 @@ FIGURES = {
         "The chapter 10 figure at its start: the text \"Tom's grandmother is unbelievably "
         "stubborn.\" after all 32 merge steps of the 8,000-token tokenizer, 11 tokens from 43 "
         "bytes: Tom, 's, grandmother, is, un, bel, ie, v, ably, stubborn and the full stop."),
+    "ch11-neighbours": Figure(
+        "ch11.js", "figure-ch11-neighbours.png",
+        "The chapter 11 figure at its start, the skip-gram vectors of the 3,000 most frequent words: "
+        "the ten nearest neighbours of river are missouri (cosine 0.816), mississippi 0.734, rivers "
+        "0.719, basin 0.680, mountains 0.623, lake 0.618, montana 0.601, canal 0.591, crossing 0.576 "
+        "and mouth 0.563; france : french :: japan : ? is answered by japanese 0.495, then typical, "
+        "american, available and non."),
 }
 
 RUN_TO_INTERACT = "Run this cell to interact with the figure."
