@@ -78,6 +78,13 @@ FIGURES = {
         "0.719, basin 0.680, mountains 0.623, lake 0.618, montana 0.601, canal 0.591, crossing 0.576 "
         "and mouth 0.563; france : french :: japan : ? is answered by japanese 0.495, then typical, "
         "american, available and non."),
+    "ch07-norms": Figure(
+        "ch07.js", "figure-ch07-norms.png",
+        "The chapter 7 figure at its start: 24 encoder layers of width 16 at initialization, "
+        "post-norm (red) and pre-norm (blue). Left, the residual stream's rms after each layer: "
+        "post-norm's stays at 1.00, pre-norm's grows to 2.64. Right, each layer's parameter "
+        "gradient norm on a log scale: post-norm's rises from 0.412 at layer 1 to 1.40 at layer "
+        "24, pre-norm's falls from 0.953 to 0.363."),
 }
 
 RUN_TO_INTERACT = "Run this cell to interact with the figure."
