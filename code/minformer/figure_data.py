@@ -19,6 +19,9 @@ changed source without a new export fails a test.
   as pairs of token ids (left, right), little-endian uint16, in base64: 4 bytes a merge.
 - ``ch11.js``: chapter 11's skip-gram input vectors (data/checkpoints/word2vec/skipgram.pt) of its
   3,000 most frequent words, int8 with one float32 scale per vector (:func:`ch11_quantized`).
+- ``ch06.js``: chapter 6's seed-0 neighbour models, one head and two heads (the embeddings, the
+  attention and the read-outs), float32 little-endian in URL-safe base64, as ``python -m
+  minformer.neighbours`` stored them (code/minformer/neighbours.json).
 """
 
 from __future__ import annotations
@@ -121,10 +124,18 @@ def _payload(name: str) -> dict:
                 "merges": base64.b64encode(struct.pack(f"<{len(ids)}H", *ids)).decode("ascii")}
     if name == "ch11.js":
         return ch11_payload()
+    if name == "ch06.js":  # chapter 6's seed-0 models, stored by python -m minformer.neighbours
+        from .neighbours import SENTENCE, stored
+
+        rec = stored()  # base64 with - and _ for + and / (no run of it reads like a file path)
+        models = {h: {name: [shape, b64.replace("+", "-").replace("/", "_")]
+                      for name, (shape, b64) in params.items()} for h, params in rec["models"].items()}
+        return {"words": rec["words"], "T": rec["T"],
+                "sentence": [rec["words"].index(w) for w in SENTENCE], "models": models}
     raise ValueError(f"no exported data for {name!r}; known: {', '.join(SCRIPTS)}")
 
 
-SCRIPTS = ("ch02.js", "ch10.js", "ch11.js")
+SCRIPTS = ("ch02.js", "ch10.js", "ch11.js", "ch06.js")
 
 
 def block(name: str) -> str:

@@ -85,6 +85,15 @@ FIGURES = {
         "post-norm's stays at 1.00, pre-norm's grows to 2.64. Right, each layer's parameter "
         "gradient norm on a log scale: post-norm's rises from 0.412 at layer 1 to 1.40 at layer "
         "24, pre-norm's falls from 0.953 to 0.363."),
+    "ch06-heads": Figure(
+        "ch06.js", "figure-ch06-heads.png",
+        "The chapter 6 figure at its start: the sentence the big dog ran under the old tree, the "
+        "two-head model, head 1. Its weights put 0.99 or more on the previous word at every word "
+        "but the first; the read-outs guess the previous and the next word right at all 7 "
+        "positions. Below, the fused query buffer of 8 by 32 = 256 numbers drawn in memory, as "
+        "view(1, 8, 2, 16) with strides (256, 32, 16, 1) and after transpose(1, 2) as (1, 2, 8, "
+        "16) with strides (256, 16, 32, 1), not contiguous: head 1's queries are 8 runs of 16 "
+        "numbers, 32 places apart."),
 }
 
 RUN_TO_INTERACT = "Run this cell to interact with the figure."
