@@ -22,6 +22,10 @@ changed source without a new export fails a test.
 - ``ch06.js``: chapter 6's seed-0 neighbour models, one head and two heads (the embeddings, the
   attention and the read-outs), float32 little-endian in URL-safe base64, as ``python -m
   minformer.neighbours`` stored them (code/minformer/neighbours.json).
+- ``ch09.js``: chapter 9's GRU language model (data/checkpoints/gru-lm, the shipped run): the
+  GRU's weight matrices and the embeddings of its :data:`CH09_WORDS` most frequent words as int8
+  with one float32 scale a row, its biases as shipped (float16), and those words
+  (:func:`ch09_payload`), in base64url.
 """
 
 from __future__ import annotations
@@ -112,6 +116,53 @@ def ch11_in_script(folder: Path = FIGURES):
     return words, q, s
 
 
+CH09_WORDS = 600  # chapter 9's figure: the embeddings of the 600 most frequent words
+CH09_INT8 = ("embed.weight", "gru.weight_ih_l0", "gru.weight_hh_l0")  # the rest stays float16
+
+
+def ch09_quantize(w):
+    """A matrix (rows, d) as int8 with one float32 scale a row: q = round(w / s), s = max|w| / 127.
+    Returns (q int8, s float32); the figure's weights are q * s, in float32 (ch09_dequantized)."""
+    import torch
+
+    w = w.float()
+    s = w.abs().amax(dim=1) / 127
+    s = torch.where(s > 0, s, torch.ones_like(s))  # an all-zero row: q = 0, any scale
+    return torch.round(w / s[:, None]).to(torch.int8), s
+
+
+def ch09_dequantized(w):
+    """What the figure computes with in place of the matrix w: q * s in float32."""
+    q, s = ch09_quantize(w)
+    return q.float() * s[:, None]
+
+
+def _b64(raw: bytes) -> str:
+    # base64url: no "/" (a run of base64 with slashes reads like a file path to the book's checks)
+    return base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def ch09_payload(words: int = CH09_WORDS) -> dict:
+    """Chapter 9's GRU language model as its figure needs it: the ``words`` most frequent words
+    (the model's ids 0 .. words-1, numbered by minformer.gru_lm.frequency_ids), the id of <unk>,
+    the embedding rows of those words and the GRU's weight_ih (3d, d) and weight_hh (3d, d) as
+    int8 with one float32 scale a row (:func:`ch09_quantize`), and its bias_ih and bias_hh (3d,)
+    as shipped (float16). All little-endian, in base64url."""
+    from .data import read_shipped_state
+    from .gru_lm import FOLDER, frequency_ids
+    from .pretrain import word_stream
+
+    state = read_shipped_state(FOLDER, "model.pt")
+    itos = list(frequency_ids(word_stream("train")[0]))[:words]
+    out = {"d": int(state["gru.weight_hh_l0"].shape[1]), "words": itos, "unk": itos.index("<unk>")}
+    for key, name in (("emb", "embed.weight"), ("wih", "gru.weight_ih_l0"), ("whh", "gru.weight_hh_l0")):
+        q, s = ch09_quantize(state[name][:words] if key == "emb" else state[name])
+        out[key] = {"q": _b64(q.numpy().tobytes()), "s": _b64(s.numpy().astype("<f4").tobytes())}
+    for key, name in (("bih", "gru.bias_ih_l0"), ("bhh", "gru.bias_hh_l0")):
+        out[key] = _b64(state[name].numpy().astype("<f2").tobytes())
+    return out
+
+
 def _payload(name: str) -> dict:
     if name == "ch02.js":
         x, y = ch02_samples()
@@ -132,10 +183,12 @@ def _payload(name: str) -> dict:
                       for name, (shape, b64) in params.items()} for h, params in rec["models"].items()}
         return {"words": rec["words"], "T": rec["T"],
                 "sentence": [rec["words"].index(w) for w in SENTENCE], "models": models}
+    if name == "ch09.js":
+        return ch09_payload()
     raise ValueError(f"no exported data for {name!r}; known: {', '.join(SCRIPTS)}")
 
 
-SCRIPTS = ("ch02.js", "ch10.js", "ch11.js", "ch06.js")
+SCRIPTS = ("ch02.js", "ch10.js", "ch11.js", "ch06.js", "ch09.js")
 
 
 def block(name: str) -> str:
@@ -182,6 +235,30 @@ def check(folder: Path = FIGURES) -> dict[str, str]:
                              "python -m minformer.figure_data")
         sums[name] = digest
     return sums
+
+
+def ch09_in_script(folder: Path = FIGURES) -> tuple[list[str], dict]:
+    """(words, {name: float32 tensor}) as ch09.js computes with them, decoded from its export
+    block (chapter 9's hidden cell compares them with the page's model, without counting the
+    words): the keys are the shipped state's, embed.weight holding the carried words' rows only;
+    the matrices are q * s (float32), the biases the shipped float16 values."""
+    import torch
+
+    _, old, _ = _split((folder / "ch09.js").read_text(encoding="utf-8"), "ch09.js")
+    data = json.loads(old.split("\n")[1].strip()[len("var DATA = "):-1])
+    d = data["d"]
+
+    def matrix(key, rows):
+        q = np.frombuffer(base64.urlsafe_b64decode(data[key]["q"]), dtype=np.int8).reshape(rows, d)
+        s = np.frombuffer(base64.urlsafe_b64decode(data[key]["s"]), dtype="<f4")
+        return torch.from_numpy(q.astype(np.float32)) * torch.from_numpy(s.astype(np.float32))[:, None]
+
+    def bias(key):
+        return torch.from_numpy(np.frombuffer(base64.urlsafe_b64decode(data[key]), dtype="<f2").astype(np.float32))
+
+    return data["words"], {"embed.weight": matrix("emb", len(data["words"])),
+                           "gru.weight_ih_l0": matrix("wih", 3 * d), "gru.weight_hh_l0": matrix("whh", 3 * d),
+                           "gru.bias_ih_l0": bias("bih"), "gru.bias_hh_l0": bias("bhh")}
 
 
 def main(argv=None) -> int:

@@ -94,6 +94,15 @@ FIGURES = {
         "view(1, 8, 2, 16) with strides (256, 32, 16, 1) and after transpose(1, 2) as (1, 2, 8, "
         "16) with strides (256, 16, 32, 1), not contiguous: head 1's queries are 8 runs of 16 "
         "numbers, 32 places apart."),
+    "ch09-gates": Figure(
+        "ch09.js", "figure-ch09-gates.png",
+        "The chapter 9 figure at its start: the shipped GRU language model reads \"the band released "
+        "the album in the united states and it reached number one on the chart\", 17 words. At "
+        "word 2, band, the update gate's mean is 0.667: 71 of the 128 dimensions are above 0.9 and "
+        "27 below 0.1. Along the gate path the last word still holds a mean share 0.203 of that "
+        "state, the product of z over the 15 later words, and 24 dimensions keep more than half. "
+        "A heat map of z, 128 rows by 17 columns, has a band of deep blue rows at its top across "
+        "the whole sentence; the bars below it fall from 1 at band to about 0.2."),
 }
 
 RUN_TO_INTERACT = "Run this cell to interact with the figure."
