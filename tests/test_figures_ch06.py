@@ -2,7 +2,7 @@
 the package computes. One Node process (tests/js/figures_ch06.mjs) runs the figure's code.
 
 - The models are the chapter's seed-0 neighbour models (minformer.neighbours, stored in
-  code/minformer/neighbours.json and exported into the script by minformer.figure_data): the
+  data/checkpoints/ch06-neighbours/models.json and exported into the script by minformer.figure_data): the
   script's block equals a fresh export, and the models decoded from it are the stored ones.
 - On the chapter's sentence and on 39 other sentences, for one head and two: the fused buffers
   Q, K, V, every head's scores and attention weights, the heads side by side, the attention's

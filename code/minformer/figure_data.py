@@ -21,7 +21,7 @@ changed source without a new export fails a test.
   3,000 most frequent words, int8 with one float32 scale per vector (:func:`ch11_quantized`).
 - ``ch06.js``: chapter 6's seed-0 neighbour models, one head and two heads (the embeddings, the
   attention and the read-outs), float32 little-endian in URL-safe base64, as ``python -m
-  minformer.neighbours`` stored them (code/minformer/neighbours.json).
+  minformer.neighbours`` stored them (data/checkpoints/ch06-neighbours/models.json).
 - ``ch09.js``: chapter 9's GRU language model (data/checkpoints/gru-lm, the shipped run): the
   GRU's weight matrices and the embeddings of its :data:`CH09_WORDS` most frequent words as int8
   with one float32 scale a row, its biases as shipped (float16), and those words

@@ -7,7 +7,8 @@ chapter's cells, unchanged but for the names) so that the seed-0 models of the c
 and two heads, can be stored for the figure ``ch06-heads`` (``_static/figures/ch06.js``), which
 runs them in the page::
 
-    python -m minformer.neighbours     # retrain both seed-0 models into neighbours.json (seconds)
+    python -m minformer.neighbours     # retrain both seed-0 models (seconds) into
+                                       # data/checkpoints/ch06-neighbours/models.json
 
 The weights are written, float32, in the pinned numeric environment of the book's stored runs
 (``make execute``'s); ``python -m minformer.figure_data`` then exports them into the figure's
@@ -34,7 +35,8 @@ WORDS = ("the a big small red old dog cat bird tree mat sat ran "
 V, T = len(WORDS), 8
 SENTENCE = "the big dog ran under the old tree".split()  # the chapter's heatmaps'
 IGNORE = -100  # F.cross_entropy's default ignore_index
-STORED = Path(__file__).with_name("neighbours.json")
+FOLDER, FILE = "checkpoints/ch06-neighbours", "models.json"  # under data/, in its manifest
+REPRODUCE = "python -m minformer.neighbours"
 # what the figure runs: the embeddings, the attention and the two read-outs
 PARAMETERS = ("embed.weight", "position.weight", "attn.in_proj_weight", "attn.in_proj_bias",
               "attn.out_proj.weight", "attn.out_proj.bias", "read_prev.weight", "read_prev.bias",
@@ -127,8 +129,12 @@ def figure_models() -> tuple[NeighbourModel, NeighbourModel]:
     return decode(models["1"], 1), decode(models["2"], 2)
 
 
-def train_and_store(path: Path = STORED) -> dict:
-    """Train the chapter's seed-0 models (one head, two heads) and write them to ``path``."""
+def train_and_store(folder=None) -> dict:
+    """Train the chapter's seed-0 models (one head, two heads) and write them to
+    ``folder``/models.json; by default data/checkpoints/ch06-neighbours, then listed in the data
+    manifest (:func:`minformer.data.record_shipped`)."""
+    from .data import data_dir, record_shipped
+
     record = {"about": "chapter 6's seed-0 neighbour models (one head, two heads), float32; "
                        "written by `python -m minformer.neighbours`",
               "words": WORDS, "T": T, "machine": platform.processor() or platform.machine(),
@@ -137,20 +143,27 @@ def train_and_store(path: Path = STORED) -> dict:
         model, accuracy = train_neighbour_model(h)
         record["models"][str(h)] = encode(model)
         record["accuracy"][str(h)] = [round(a, 4) for a in accuracy]
-    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    out = Path(folder) if folder is not None else data_dir() / FOLDER
+    out.mkdir(parents=True, exist_ok=True)
+    (out / FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    if folder is None:
+        record_shipped(FOLDER, REPRODUCE)
     return record
 
 
-def stored(path: Path = STORED) -> dict:
-    """The stored record (:func:`train_and_store`)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+def stored(folder=None) -> dict:
+    """The stored record (:func:`train_and_store`): the shipped one, checked against the data
+    manifest, or the one written into ``folder``."""
+    from .data import read_shipped_json
+
+    return read_shipped_json(FOLDER, FILE, folder, retrain="minformer.neighbours.train_and_store")
 
 
 def main() -> int:
     record = train_and_store()
     for h, acc in record["accuracy"].items():
         print(f"h = {h}: test accuracy previous {acc[0]:.3f}, next {acc[1]:.3f}")
-    print(f"written: {STORED}")
+    print(f"written: data/{FOLDER}/{FILE}")
     return 0
 
 
