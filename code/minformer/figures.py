@@ -103,6 +103,15 @@ FIGURES = {
         "state, the product of z over the 15 later words, and 24 dimensions keep more than half. "
         "A heat map of z, 128 rows by 17 columns, has a band of deep blue rows at its top across "
         "the whole sentence; the bars below it fall from 1 at band to about 0.2."),
+    "ch14-tiles": Figure(
+        "ch14.js", "figure-ch14-tiles.png",
+        "The chapter 14 figure at its start: 16 positions in tiles of 4, causal, step 5 of the 10 "
+        "tiles computed (6 of the 16 skipped). Left, the 16 by 16 score matrix cut into tiles: the "
+        "six above the diagonal hatched as skipped, the diagonal tiles with their upper triangles "
+        "masked, four tiles done and the fifth (queries 8-11, keys 4-7) in hand. Right, every "
+        "query's running maximum m, sum l and output o/l: rows 0-7 final, rows 8-11 updated, two "
+        "of them rescaled by 0.931 and 0.461 because their maximum rose, rows 12-15 still at m = "
+        "-inf and l = 0."),
 }
 
 RUN_TO_INTERACT = "Run this cell to interact with the figure."
