@@ -27,6 +27,11 @@ CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "goog
 # figure's HTML afterwards is the figure's answer.
 MOVE_FIRST_CONTROL = """function moveFirstControl(root) {
   var c = root.querySelector('input, select');
+  if (c.type === 'radio') {  // a checked radio clicked again changes nothing: its group's next
+    var group = Array.prototype.slice.call(root.querySelectorAll('input[type=radio]'))
+      .filter(function (r) { return r.name === c.name && !r.checked && !r.disabled; });
+    c = group[0] || c;
+  }
   if (c.type === 'checkbox' || c.type === 'radio') c.click();
   else if (c.tagName === 'SELECT') c.selectedIndex = (c.selectedIndex + 1) % c.options.length;
   else c.value = String(Number(c.value) === Number(c.min || 0) ? (c.max || 1) : (c.min || 0));

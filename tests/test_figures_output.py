@@ -37,7 +37,7 @@ def test_the_bundle_carries_the_figure_its_scripts_and_its_still(name):
 
 def test_an_unknown_figure_is_named():
     with pytest.raises(ValueError, match="no figure named 'ch02-lookup'; the book's figures: "
-                                         "ch01-attention, ch03-qkv"):
+                                         "ch01-attention, ch02-bandwidth"):
         figures.show("ch02-lookup")
 
 

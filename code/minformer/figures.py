@@ -78,13 +78,21 @@ FIGURES = {
         "0.719, basin 0.680, mountains 0.623, lake 0.618, montana 0.601, canal 0.591, crossing 0.576 "
         "and mouth 0.563; france : french :: japan : ? is answered by japanese 0.495, then typical, "
         "american, available and non."),
-    "ch07-norms": Figure(
-        "ch07.js", "figure-ch07-norms.png",
-        "The chapter 7 figure at its start: 24 encoder layers of width 16 at initialization, "
-        "post-norm (red) and pre-norm (blue). Left, the residual stream's rms after each layer: "
-        "post-norm's stays at 1.00, pre-norm's grows to 2.64. Right, each layer's parameter "
-        "gradient norm on a log scale: post-norm's rises from 0.412 at layer 1 to 1.40 at layer "
-        "24, pre-norm's falls from 0.953 to 0.363."),
+    "ch14-tiles": Figure(
+        "ch14.js", "figure-ch14-tiles.png",
+        "The chapter 14 figure at its start: 16 positions in tiles of 4, causal, step 5 of the 10 "
+        "tiles computed (6 of the 16 skipped). Left, the 16 by 16 score matrix cut into tiles: the "
+        "six above the diagonal hatched as skipped, the diagonal tiles with their upper triangles "
+        "masked, four tiles done and the fifth (queries 8-11, keys 4-7) in hand. Right, every "
+        "query's running maximum m, sum l and output o/l: rows 0-7 final, rows 8-11 updated, two "
+        "of them rescaled by 0.931 and 0.461 because their maximum rose, rows 12-15 still at m = "
+        "-inf and l = 0."),
+    "ch12-masks": Figure(
+        "ch12.js", "figure-ch12-masks.png",
+        "The chapter 12 figure at its start: the encoder-only architecture's self-attention over "
+        "the input \"the cat sat down\" and two pads, a 6 by 6 grid with 24 of its 36 pairs "
+        "allowed. Every query, the pads too, has weights on the four real keys only (query 0: "
+        "0.24, 0.31, 0.26 and 0.19); the two pad columns are forbidden, shown as dots."),
     "ch06-heads": Figure(
         "ch06.js", "figure-ch06-heads.png",
         "The chapter 6 figure at its start: the sentence the big dog ran under the old tree, the "
@@ -103,16 +111,15 @@ FIGURES = {
         "state, the product of z over the 15 later words, and 24 dimensions keep more than half. "
         "A heat map of z, 128 rows by 17 columns, has a band of deep blue rows at its top across "
         "the whole sentence; the bars below it fall from 1 at band to about 0.2."),
-    "ch14-tiles": Figure(
-        "ch14.js", "figure-ch14-tiles.png",
-        "The chapter 14 figure at its start: 16 positions in tiles of 4, causal, step 5 of the 10 "
-        "tiles computed (6 of the 16 skipped). Left, the 16 by 16 score matrix cut into tiles: the "
-        "six above the diagonal hatched as skipped, the diagonal tiles with their upper triangles "
-        "masked, four tiles done and the fifth (queries 8-11, keys 4-7) in hand. Right, every "
-        "query's running maximum m, sum l and output o/l: rows 0-7 final, rows 8-11 updated, two "
-        "of them rescaled by 0.931 and 0.461 because their maximum rose, rows 12-15 still at m = "
-        "-inf and l = 0."),
+    "ch07-norms": Figure(
+        "ch07.js", "figure-ch07-norms.png",
+        "The chapter 7 figure at its start: 24 encoder layers of width 16 at initialization, "
+        "post-norm (red) and pre-norm (blue). Left, the residual stream's rms after each layer: "
+        "post-norm's stays at 1.00, pre-norm's grows to 2.64. Right, each layer's parameter "
+        "gradient norm on a log scale: post-norm's rises from 0.412 at layer 1 to 1.40 at layer "
+        "24, pre-norm's falls from 0.953 to 0.363."),
 }
+FIGURES = dict(sorted(FIGURES.items()))  # in the book's order, chapter 1 first
 
 RUN_TO_INTERACT = "Run this cell to interact with the figure."
 
