@@ -171,8 +171,8 @@
     var ss = F.control("range", "step", {min: 0, max: 1, step: 1, "data-input": "step"});
     var showStep = F.output(ss.box);
     ss.box.lastChild.style.minWidth = "4.6em";
-    var back = F.el("button", {type: "button", "data-input": "back", "aria-label": "one tile back"}, ["◀ back"]);
-    var next = F.el("button", {type: "button", "data-input": "next", "aria-label": "one tile forward"}, ["next ▶"]);
+    var back = F.el("button", {type: "button", "data-input": "back", "aria-label": "back one tile"}, ["◀ back"]);
+    var next = F.el("button", {type: "button", "data-input": "next", "aria-label": "next tile"}, ["next ▶"]);
     var sd = F.control("number", "seed", {min: 0, max: 999, step: 1, "data-input": "seed"});
     [sb.box, cb.box, ss.box, back, next, sd.box].forEach(function (c) { controls.appendChild(c); });
     root.appendChild(controls);
